@@ -1,0 +1,54 @@
+"""tempsched_lab: explore, teach and run temporal scheduling.
+
+The core is :class:`Scheduler`: schedule a callable or a ``threading.Event`` at
+an absolute time or after a delay, once or periodically; cancel by ID; every
+decision (cases 1-8 of the TemporalScheduler decision tree) and every step is
+recorded in an :class:`EventLog` that becomes a pandas DataFrame.
+
+>>> from tempsched_lab import Scheduler, VirtualClock
+>>> clock = VirtualClock()
+>>> s = Scheduler(clock)
+>>> s.schedule_decision(print, delay=1, args=("hello",)).case.short
+'nothing scheduled'
+>>> clock.run_until_idle()
+hello
+1.0
+"""
+
+from __future__ import annotations
+
+from .clock import Clock, LoopError, RealClock, VirtualClock
+from .decision import TREE, Case, Decision
+from .log import EventLog, Subscription, read_log
+from .queues import QueueSnapshot, QueueState, TimerQueue, make_queue
+from .scheduler import PastTimeError, Scheduler, SchedulerClosedError, live_schedulers
+from .task import CancelResult, Origin, TaskState, TaskStatus, TaskView
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "TREE",
+    "CancelResult",
+    "Case",
+    "Clock",
+    "Decision",
+    "EventLog",
+    "LoopError",
+    "Origin",
+    "PastTimeError",
+    "QueueSnapshot",
+    "QueueState",
+    "RealClock",
+    "Scheduler",
+    "SchedulerClosedError",
+    "Subscription",
+    "TaskState",
+    "TaskStatus",
+    "TaskView",
+    "TimerQueue",
+    "VirtualClock",
+    "__version__",
+    "live_schedulers",
+    "make_queue",
+    "read_log",
+]

@@ -1,0 +1,238 @@
+"""The 8-case decision tree of the TemporalScheduler design, shared by every queue.
+
+Every ``schedule`` request is classified by walking a small tree of questions
+about the queue's *head* (the earliest pending time point and its tasks) and
+the *time points* behind it. The answer is a :class:`Case`; the full record of
+one call (case, task ID, duplicate, head before and after) is a
+:class:`Decision`.
+
+>>> Case.EARLIER_THAN_HEAD.short
+'earlier than head'
+>>> Case(5).wakes_worker
+False
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["TREE", "Case", "Decision", "Question", "classify", "duplicate_key", "same_request"]
+
+
+class Case(enum.IntEnum):
+    """The eight outcomes of a ``schedule`` request, numbered as in the reference README."""
+
+    PAST = 1
+    EMPTY = 2
+    EARLIER_THAN_HEAD = 3
+    NEW_TIME_POINT = 4
+    DUPLICATE_OF_HEAD = 5
+    JOINS_HEAD = 6
+    DUPLICATE_IN_QUEUE = 7
+    JOINS_TIME_POINT = 8
+
+    @property
+    def short(self) -> str:
+        """A few words for plot leaves and table headers."""
+        return _SHORT[self]
+
+    @property
+    def explanation(self) -> str:
+        """The teaching text: what the condition is and what the scheduler does."""
+        return _EXPLANATION[self]
+
+    @property
+    def accepted(self) -> bool:
+        """False only for case 1, the rejected request."""
+        return self is not Case.PAST
+
+    @property
+    def adds_task(self) -> bool:
+        """True when the request stores a new task (not rejected, not a duplicate)."""
+        return self not in (Case.PAST, Case.DUPLICATE_OF_HEAD, Case.DUPLICATE_IN_QUEUE)
+
+    @property
+    def wakes_worker(self) -> bool:
+        """True when the head time changes, so a waiting worker must recompute its wait."""
+        return self in (Case.EMPTY, Case.EARLIER_THAN_HEAD)
+
+    @property
+    def path(self) -> tuple[tuple[str, bool], ...]:
+        """The questions asked on the way to this case, with their answers."""
+        return _PATHS[self]
+
+
+_SHORT = {
+    Case.PAST: "in the past",
+    Case.EMPTY: "nothing scheduled",
+    Case.EARLIER_THAN_HEAD: "earlier than head",
+    Case.NEW_TIME_POINT: "new time point",
+    Case.DUPLICATE_OF_HEAD: "duplicate of head",
+    Case.JOINS_HEAD: "joins head",
+    Case.DUPLICATE_IN_QUEUE: "duplicate in queue",
+    Case.JOINS_TIME_POINT: "joins time point",
+}
+
+_EXPLANATION = {
+    Case.PAST: (
+        "The requested time is already in the past. The request is rejected with a "
+        "ValueError and nothing is stored: running it now would silently change its meaning."
+    ),
+    Case.EMPTY: (
+        "Nothing is scheduled, so the task becomes the head: the earliest time point, the "
+        "one the worker waits for. The worker is woken to compute its new wait."
+    ),
+    Case.EARLIER_THAN_HEAD: (
+        "The task is due before the current head. The old head goes back into the queue at "
+        "its own time, the new task becomes the head, and the worker is woken because it is "
+        "now waiting for the wrong time."
+    ),
+    Case.NEW_TIME_POINT: (
+        "The task is due after the head at a time nobody else uses yet: a new time point is "
+        "inserted in sorted order. The head is unchanged, so the worker sleeps on."
+    ),
+    Case.DUPLICATE_OF_HEAD: (
+        "An identical request (same time, action, arguments and period) is already in the "
+        "head. Nothing is added and the existing task's ID is returned."
+    ),
+    Case.JOINS_HEAD: (
+        "The task is due at exactly the head's time and is not a duplicate: it is appended "
+        "to the head list and will run right after the tasks already there."
+    ),
+    Case.DUPLICATE_IN_QUEUE: (
+        "An identical request already waits at that later time point. Nothing is added and "
+        "the existing task's ID is returned."
+    ),
+    Case.JOINS_TIME_POINT: (
+        "The time point already exists later in the queue and the task is new there: it is "
+        "appended to that time point's list, keeping insertion order."
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One box of the drawn tree: ``yes``/``no`` lead to another question's key or a Case."""
+
+    key: str
+    text: str
+    yes: str | Case
+    no: str | Case
+
+
+#: The tree, root first. Plots draw it; :data:`Case.path` is derived from it.
+TREE: tuple[Question, ...] = (
+    Question("past", "Is the time in the past?", Case.PAST, "empty"),
+    Question("empty", "Is the queue empty?", Case.EMPTY, "earlier"),
+    Question("earlier", "Earlier than the head?", Case.EARLIER_THAN_HEAD, "at_head"),
+    Question("at_head", "Same time as the head?", "dup_head", "in_queue"),
+    Question("dup_head", "Duplicate of a head task?", Case.DUPLICATE_OF_HEAD, Case.JOINS_HEAD),
+    Question("in_queue", "Time point already queued?", "dup_queue", Case.NEW_TIME_POINT),
+    Question("dup_queue", "Duplicate at that time?", Case.DUPLICATE_IN_QUEUE, Case.JOINS_TIME_POINT),
+)
+
+
+def _derive_paths() -> dict[Case, tuple[tuple[str, bool], ...]]:
+    by_key = {q.key: q for q in TREE}
+    paths: dict[Case, tuple[tuple[str, bool], ...]] = {}
+
+    def walk(key: str, trail: tuple[tuple[str, bool], ...]) -> None:
+        q = by_key[key]
+        for answer, target in ((True, q.yes), (False, q.no)):
+            step = (*trail, (key, answer))
+            if isinstance(target, Case):
+                paths[target] = step
+            else:
+                walk(target, step)
+
+    walk(TREE[0].key, ())
+    return paths
+
+
+_PATHS = _derive_paths()
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What one ``schedule`` request decided.
+
+    ``task_id`` is the new task's ID, the existing one for a duplicate (cases 5
+    and 7, also in ``duplicate_of``), or ``None`` for a rejection.
+
+    >>> from tempsched_lab import Scheduler, VirtualClock
+    >>> s = Scheduler(VirtualClock())
+    >>> s.schedule_decision(print, delay=1).case
+    <Case.EMPTY: 2>
+    """
+
+    case: Case
+    task_id: int | None
+    due: float
+    head_before: float | None
+    head_after: float | None
+    duplicate_of: int | None = None
+    woke_worker: bool = False
+    origin: str = "user"
+
+    @property
+    def explanation(self) -> str:
+        """The teaching text of this decision's case."""
+        return self.case.explanation
+
+
+def same_request(a: Any, b: Any) -> bool:
+    """``a == b`` as a plain bool; a comparison that raises or is ambiguous is "not equal".
+
+    >>> same_request((1, 2), (1, 2))
+    True
+    """
+    if a is b:
+        return True
+    try:
+        result = a == b
+        if result is True or result is False:
+            return result
+        return bool(result)
+    except Exception:
+        return False
+
+
+def duplicate_key(
+    action: Any, args: tuple[Any, ...], kwargs: Any, period: float | None
+) -> tuple[Any, ...]:
+    """The fields two requests at one time must share to be duplicates."""
+    return (action, args, kwargs or None, period)
+
+
+def classify(
+    due: float,
+    now: float,
+    head_time: float | None,
+    find_at: Callable[[float], Sequence[Any] | None],
+    is_duplicate: Callable[[Sequence[Any]], Any],
+    *,
+    reject_past: bool = True,
+) -> tuple[Case, Any]:
+    """Walk the tree for a request due at ``due``.
+
+    ``find_at(t)`` returns the tasks pending at exactly ``t`` (or ``None``);
+    ``is_duplicate(tasks)`` returns the matching task or ``None``. Returns the
+    case and the duplicate found (for cases 5 and 7).
+    """
+    if reject_past and due < now:
+        return Case.PAST, None
+    if head_time is None:
+        return Case.EMPTY, None
+    if due < head_time:
+        return Case.EARLIER_THAN_HEAD, None
+    if due == head_time:
+        dup = is_duplicate(find_at(due) or ())
+        return (Case.DUPLICATE_OF_HEAD, dup) if dup is not None else (Case.JOINS_HEAD, None)
+    tasks = find_at(due)
+    if not tasks:
+        return Case.NEW_TIME_POINT, None
+    dup = is_duplicate(tasks)
+    return (Case.DUPLICATE_IN_QUEUE, dup) if dup is not None else (Case.JOINS_TIME_POINT, None)

@@ -1,0 +1,510 @@
+"""The event log: one typed row per observable scheduling step.
+
+The scheduler calls one recording method per step while it holds its lock, so
+``seq`` is gapless and the log order is the true order. Rows are stored as
+tuples (appending never builds a DataFrame); :meth:`EventLog.to_frame` builds a
+typed pandas DataFrame on demand.
+
+>>> from tempsched_lab import Scheduler, VirtualClock
+>>> s = Scheduler(VirtualClock())
+>>> _ = s.schedule(print, delay=1, args=("hi",))
+>>> s.log.to_frame()[["seq", "kind", "case", "due"]]
+   seq      kind case  due
+0    0  schedule    2  1.0
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .schema import COLUMNS, KIND_CODE, KINDS, ORIGINS
+
+__all__ = ["EventLog", "Subscription", "read_log"]
+
+NAN = math.nan
+_K = KIND_CODE
+_CHUNK = 65_536
+Row = tuple[Any, ...]
+
+
+class Subscription:
+    """A callback receiving rows off the scheduler's lock, in its own thread.
+
+    A slow subscriber only delays itself; one that raises has its errors
+    counted in :attr:`errors` (the last one kept in :attr:`last_error`).
+    """
+
+    def __init__(
+        self, log: EventLog, callback: Callable[[dict[str, Any]], Any], kinds: frozenset[int] | None
+    ) -> None:
+        self._log = log
+        self.callback = callback
+        self.kinds = kinds
+        self._pending: collections.deque[Row] = collections.deque()
+        self._wake = threading.Event()
+        self._closed = False
+        self.delivered = 0
+        self.errors = 0
+        self.last_error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, name=f"tempsched-subscriber-{id(self):x}", daemon=True
+        )
+        self._thread.start()
+
+    def _offer(self, row: Row) -> None:
+        if self.kinds is None or row[3] in self.kinds:
+            self._pending.append(row)
+            self._wake.set()
+
+    def _run(self) -> None:
+        pending = self._pending
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            while pending:
+                row = pending.popleft()
+                try:
+                    self.callback(row_dict(row))
+                except Exception as exc:
+                    self.errors += 1
+                    self.last_error = exc
+                self.delivered += 1
+            if self._closed:
+                return
+
+    @property
+    def backlog(self) -> int:
+        """Rows waiting to be delivered."""
+        return len(self._pending)
+
+    def flush(self, timeout: float | None = 5.0) -> bool:
+        """Wait until every row offered so far was delivered; False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._pending or self._wake.is_set():
+            if deadline is not None and time.monotonic() > deadline:
+                return False
+            time.sleep(0.001)
+        return True
+
+    def close(self) -> None:
+        """Stop delivering (rows already queued are still delivered)."""
+        self._closed = True
+        self._log._unsubscribe(self)
+        self._wake.set()
+
+
+def row_dict(row: Row) -> dict[str, Any]:
+    """A stored row as a dict of column -> value, with kinds and origins spelled out."""
+    out = {c.name: v for c, v in zip(COLUMNS, row)}
+    out["kind"] = KINDS[out["kind"]]
+    origin = out["origin"]
+    out["origin"] = ORIGINS[origin] if origin >= 0 else None
+    return out
+
+
+class EventLog:
+    """Every scheduling step as a row; see ``docs/event-log.md`` for the schema.
+
+    Args:
+        max_rows: keep only the newest ``max_rows`` rows (a ring buffer);
+            :attr:`dropped` counts what fell out. ``None`` keeps everything.
+        enabled: record nothing when False (``Scheduler(log=False)``).
+    """
+
+    def __init__(self, max_rows: int | None = None, *, enabled: bool = True) -> None:
+        if max_rows is not None and (
+            isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
+        ):
+            raise ValueError(f"max_rows={max_rows!r}: expected a positive integer or None")
+        self.enabled = enabled
+        self.max_rows = max_rows
+        self._rows: list[Row] | collections.deque[Row] = (
+            [] if max_rows is None else collections.deque(maxlen=max_rows)
+        )
+        self._seq = 0
+        self._taps: list[Callable[[Row], Any]] = []
+        self._subs: list[Subscription] = []
+        self._chunks: list[dict[str, np.ndarray]] = []  # converted full chunks (list mode)
+        self._current = threading.current_thread
+        self._wall = time.time
+
+    # -- reading --------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @property
+    def dropped(self) -> int:
+        """Rows that fell out of a bounded log."""
+        return self._seq - len(self._rows)
+
+    @property
+    def next_seq(self) -> int:
+        """The ``seq`` the next row will get (total rows ever recorded)."""
+        return self._seq
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The stored rows as dicts (for small logs and tests)."""
+        return [row_dict(r) for r in list(self._rows)]
+
+    def tail(self, n: int = 20) -> pd.DataFrame:
+        """The last ``n`` rows as a DataFrame."""
+        rows = list(self._rows)[-n:] if n > 0 else []
+        return _frame(rows, [])
+
+    def to_frame(self) -> pd.DataFrame:
+        """All stored rows as a typed DataFrame (built now, from the stored tuples)."""
+        rows = self._rows
+        if isinstance(rows, list):
+            n = len(rows)
+            while (len(self._chunks) + 1) * _CHUNK <= n:
+                k = len(self._chunks)
+                self._chunks.append(_columns(rows[k * _CHUNK : (k + 1) * _CHUNK]))
+            done = len(self._chunks) * _CHUNK
+            return _frame(rows[done:n], self._chunks)
+        return _frame(list(rows), [])
+
+    # -- subscribing ------------------------------------------------------------------
+    def subscribe(
+        self, callback: Callable[[dict[str, Any]], Any], kinds: Iterable[str] | None = None
+    ) -> Subscription:
+        """Call ``callback(row_dict)`` for every new row (of ``kinds``), off the lock.
+
+        >>> log = EventLog()
+        >>> sub = log.subscribe(lambda row: None, kinds=["error"])
+        >>> sub.close()
+        """
+        codes = None
+        if kinds is not None:
+            kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+            unknown = [k for k in kinds if k not in KIND_CODE]
+            if unknown:
+                raise ValueError(f"kinds={unknown!r}: unknown; expected some of {list(KINDS)}")
+            codes = frozenset(KIND_CODE[k] for k in kinds)
+        sub = Subscription(self, callback, codes)
+        self._subs = [*self._subs, sub]
+        return sub
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        self._subs = [s for s in self._subs if s is not sub]
+
+    def tap(self, callback: Callable[[dict[str, Any]], Any]) -> Callable[[], None]:
+        """Call ``callback(row_dict)`` synchronously, *under the scheduler's lock*.
+
+        For tests and debuggers that must see the state right after each row
+        (``scheduler.queue.snapshot()`` is safe inside). Keep it fast; never
+        call the scheduler from it. Returns a function that removes the tap.
+        """
+
+        def run(row: Row) -> None:
+            callback(row_dict(row))
+
+        self._taps = [*self._taps, run]
+
+        def remove() -> None:
+            self._taps = [t for t in self._taps if t is not run]
+
+        return remove
+
+    # -- recording (the scheduler holds its lock) ------------------------------------
+    def _push(self, row: Row) -> None:
+        self._rows.append(row)
+        for tap in self._taps:
+            tap(row)
+        for sub in self._subs:
+            sub._offer(row)
+
+    def _next(self) -> int:
+        seq = self._seq
+        self._seq = seq + 1
+        return seq
+
+    def schedule(
+        self,
+        t: float,
+        task_id: int,
+        case: int,
+        dup_of: int,
+        due: float,
+        fire_at: float,
+        label: str,
+        args: str,
+        period: float | None,
+        origin: int,
+        head_before: float | None,
+        head_after: float | None,
+        ready_size: int,
+        queue_size: int,
+        woke: bool,
+    ) -> None:
+        """A decision of case 2-8."""
+        self._push((
+            self._next(), t, self._wall(), 0, task_id, case, dup_of, due, fire_at, label, args,
+            NAN if period is None else period, origin, None, None, NAN, NAN, NAN, NAN,
+            NAN if head_before is None else head_before,
+            NAN if head_after is None else head_after,
+            ready_size, queue_size, int(woke), -1, self._current().name, None, None,
+        ))  # fmt: skip
+
+    def reject(
+        self,
+        t: float,
+        case: int,
+        due: float,
+        label: str | None,
+        args: str | None,
+        period: float | None,
+        origin: int,
+        head: float | None,
+        queue_size: int,
+        reason: str,
+    ) -> None:
+        """A rejected request: case 1, or invalid input (case 0 = not classified)."""
+        h = NAN if head is None else head
+        self._push((
+            self._next(), t, self._wall(), 1, -1, case, -1, due, NAN, label, args,
+            NAN if period is None else period, origin, "rejected", None, NAN, NAN, NAN, NAN,
+            h, h, -1, queue_size, 0, -1, self._current().name, reason, None,
+        ))  # fmt: skip
+
+    def wake(self, t: float, notified: bool, wait: float | None, head: float | None,
+             queue_size: int) -> None:  # fmt: skip
+        """The worker woke up: notified, or its wait timed out."""
+        h = NAN if head is None else head
+        self._push((
+            self._next(), t, self._wall(), 2, -1, 0, -1, NAN, NAN, None, None, NAN, -1,
+            "notified" if notified else "timeout", None, NAN, NAN, NAN,
+            NAN if wait is None else wait, h, h, -1, queue_size, -1, -1,
+            self._current().name, None, None,
+        ))  # fmt: skip
+
+    def dispatch(self, t: float, task_id: int, due: float, fire_at: float, label: str,
+                 head_after: float | None, queue_size: int) -> None:  # fmt: skip
+        """A due task was handed to its executor."""
+        self._push((
+            self._next(), t, self._wall(), 3, task_id, 0, -1, due, fire_at, label, None,
+            NAN, -1, None, None, t - due, NAN, NAN, NAN, NAN,
+            NAN if head_after is None else head_after, -1, queue_size, -1, -1,
+            self._current().name, None, None,
+        ))  # fmt: skip
+
+    def start(self, t: float, task_id: int, due: float, label: str, dispatched: float) -> None:
+        """A run started."""
+        self._push((
+            self._next(), t, self._wall(), 4, task_id, 0, -1, due, NAN, label, None, NAN, -1,
+            None, None, t - due, t - dispatched, NAN, NAN, NAN, NAN, -1, -1, -1, -1,
+            self._current().name, None, None,
+        ))  # fmt: skip
+
+    def finish(self, t: float, task_id: int, due: float, label: str, duration: float,
+               result_type: str) -> None:  # fmt: skip
+        """A run returned normally."""
+        self._push((
+            self._next(), t, self._wall(), 5, task_id, 0, -1, due, NAN, label, None, NAN, -1,
+            result_type, None, NAN, NAN, duration, NAN, NAN, NAN, -1, -1, -1, -1,
+            self._current().name, None, None,
+        ))  # fmt: skip
+
+    def error(self, t: float, task_id: int, due: float, label: str, duration: float,
+              error: str, traceback_text: str) -> None:  # fmt: skip
+        """A run raised."""
+        self._push((
+            self._next(), t, self._wall(), 6, task_id, 0, -1, due, NAN, label, None, NAN, -1,
+            "error", None, NAN, NAN, duration, NAN, NAN, NAN, -1, -1, -1, -1,
+            self._current().name, error, traceback_text,
+        ))  # fmt: skip
+
+    def event_set(self, t: float, task_id: int, due: float, label: str) -> None:
+        """A ``threading.Event`` action was set (inline, by the worker)."""
+        self._push((
+            self._next(), t, self._wall(), 7, task_id, 0, -1, due, NAN, label, None, NAN, -1,
+            None, None, t - due, NAN, NAN, NAN, NAN, NAN, -1, -1, -1, -1,
+            self._current().name, None, None,
+        ))  # fmt: skip
+
+    def missed(self, t: float, task_id: int, due: float, label: str, period: float,
+               missed: int, policy: str) -> None:  # fmt: skip
+        """A periodic task's re-arm skipped ``missed`` runs under ``policy``."""
+        self._push((
+            self._next(), t, self._wall(), 8, task_id, 0, -1, due, NAN, label, None, period, 1,
+            policy, None, t - due, NAN, NAN, NAN, NAN, NAN, -1, -1, -1, missed,
+            self._current().name, None, None,
+        ))  # fmt: skip
+
+    def cancel(self, t: float, task_id: int, result: str, where: str | None, due: float,
+               label: str | None, head_before: float | None, head_after: float | None,
+               ready_size: int, queue_size: int) -> None:  # fmt: skip
+        """A cancel request and what it did."""
+        self._push((
+            self._next(), t, self._wall(), 9, task_id, 0, -1, due, NAN, label, None, NAN, -1,
+            result, where, NAN, NAN, NAN, NAN,
+            NAN if head_before is None else head_before,
+            NAN if head_after is None else head_after, ready_size, queue_size, -1, -1,
+            self._current().name, None, None,
+        ))  # fmt: skip
+
+    def shutdown(self, t: float, task_id: int, result: str, due: float, label: str | None,
+                 queue_size: int, detail: str | None) -> None:  # fmt: skip
+        """Shutdown: one ``dropped`` row per pending task, then one ``stopped`` row."""
+        self._push((
+            self._next(), t, self._wall(), 10, task_id, 0, -1, due, NAN, label, None, NAN, -1,
+            result, None, NAN, NAN, NAN, NAN, NAN, NAN, -1, queue_size, -1, -1,
+            self._current().name, None, detail,
+        ))  # fmt: skip
+
+    # -- export -------------------------------------------------------------------------
+    def to_csv(self, path: str | os.PathLike[str]) -> None:
+        """Write the log as CSV; :func:`read_log` reads it back with the same dtypes."""
+        write_frame(self.to_frame(), path, "csv")
+
+    def to_parquet(self, path: str | os.PathLike[str]) -> None:
+        """Write the log as Parquet (needs ``pyarrow``: ``pip install tempsched-lab[parquet]``)."""
+        write_frame(self.to_frame(), path, "parquet")
+
+    def audit(self) -> Any:
+        """Check the log's conservation laws; see :func:`tempsched_lab.audit`."""
+        from .audit import audit
+
+        return audit(self.to_frame(), dropped=self.dropped)
+
+    def __repr__(self) -> str:
+        return f"<EventLog {len(self)} rows, {self.dropped} dropped>"
+
+
+# -- conversion -----------------------------------------------------------------------
+
+
+def _columns(rows: Sequence[Row]) -> dict[str, np.ndarray]:
+    """Transpose stored rows into one numpy array per stored column."""
+    if not rows:
+        return {c.name: np.empty(0, dtype=_NP[c.store]) for c in COLUMNS}
+    cols = list(zip(*rows))
+    return {c.name: np.asarray(col, dtype=_NP[c.store]) for c, col in zip(COLUMNS, cols)}
+
+
+_NP = {
+    "int": np.int64,
+    "float": np.float64,
+    "code": np.int8,
+    "origin": np.int8,
+    "case": np.int8,
+    "bool": np.int8,
+    "cat": object,
+    "text": object,
+}
+
+_KIND_DTYPE = pd.CategoricalDtype(list(KINDS))
+_ORIGIN_DTYPE = pd.CategoricalDtype(list(ORIGINS))
+
+
+def _frame(tail_rows: Sequence[Row], chunks: list[dict[str, np.ndarray]]) -> pd.DataFrame:
+    parts = [*chunks, _columns(tail_rows)]
+    data: dict[str, Any] = {}
+    for c in COLUMNS:
+        values = parts[0][c.name] if len(parts) == 1 else np.concatenate([p[c.name] for p in parts])
+        data[c.name] = _typed(c.name, c.store, values)
+    frame = pd.DataFrame(data)
+    return _add_derived(frame)
+
+
+def _typed(name: str, store: str, values: np.ndarray) -> Any:
+    if store == "int":
+        if name == "seq":
+            return values
+        return pd.arrays.IntegerArray(values, values == -1)
+    if store == "float":
+        return values
+    if store == "code":
+        return pd.Categorical.from_codes(values, dtype=_KIND_DTYPE)
+    if store == "origin":
+        return pd.Categorical.from_codes(values, dtype=_ORIGIN_DTYPE)
+    if store == "case":
+        return pd.arrays.IntegerArray(values, values == 0)
+    if store == "bool":
+        return pd.arrays.BooleanArray(values == 1, values == -1)
+    if store == "cat":
+        return _categorical(values)
+    return pd.array(values, dtype="string")
+
+
+def _categorical(values: Any) -> pd.Categorical:
+    """Categories in order of first appearance, so a round trip gives an equal dtype."""
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
+
+
+def _add_derived(frame: pd.DataFrame) -> pd.DataFrame:
+    frame["time"] = pd.to_datetime(frame["t"], unit="s", utc=True, errors="coerce")
+    frame["wall_time"] = pd.to_datetime(frame["wall"], unit="s", utc=True, errors="coerce")
+    return frame
+
+
+def normalize_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Give a frame read from disk exactly the dtypes :meth:`EventLog.to_frame` produces."""
+    missing = [c.name for c in COLUMNS if c.name not in frame.columns]
+    if missing:
+        raise ValueError(f"not an event log: columns {missing} are missing")
+    data: dict[str, Any] = {}
+    for c in COLUMNS:
+        col = frame[c.name]
+        if c.store == "int":
+            values = pd.to_numeric(col).astype("Int64")
+            data[c.name] = values.to_numpy("int64") if c.name == "seq" else values.array
+        elif c.store == "float":
+            data[c.name] = pd.to_numeric(col).to_numpy("float64", na_value=np.nan)
+        elif c.store == "code":
+            data[c.name] = pd.Categorical(col.astype(object), dtype=_KIND_DTYPE)
+        elif c.store == "origin":
+            data[c.name] = pd.Categorical(col.astype(object), dtype=_ORIGIN_DTYPE)
+        elif c.store == "case":
+            data[c.name] = pd.to_numeric(col).astype("Int8").array
+        elif c.store == "bool":
+            data[c.name] = col.astype("boolean").array
+        elif c.store == "cat":
+            data[c.name] = _categorical(col.astype(object).where(col.notna(), None))
+        else:
+            data[c.name] = pd.array(col.astype(object).where(col.notna(), None), dtype="string")
+    return _add_derived(pd.DataFrame(data))
+
+
+def write_frame(frame: pd.DataFrame, path: str | os.PathLike[str], fmt: str) -> None:
+    """Write an event-log frame as ``csv`` or ``parquet``."""
+    stored = frame[[c.name for c in COLUMNS]]
+    if fmt == "csv":
+        stored.to_csv(path, index=False)
+    elif fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ImportError(
+                "to_parquet needs pyarrow: pip install 'tempsched-lab[parquet]'"
+            ) from exc
+        stored.to_parquet(path, index=False)
+    else:
+        raise ValueError(f"fmt={fmt!r}: expected 'csv' or 'parquet'")
+
+
+_TEXT_DTYPES = {c.name: object for c in COLUMNS if c.store in ("cat", "text")}
+
+
+def read_log(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a log written by ``to_csv``/``to_parquet``; same dtypes as ``to_frame()``.
+
+    The format is chosen by the file's suffix (``.parquet``/``.pq``, else CSV).
+    """
+    p = os.fspath(path)
+    if p.endswith((".parquet", ".pq")):
+        raw = pd.read_parquet(p)
+    else:
+        # Only empty fields are missing: a label such as "None" or "NA" stays text.
+        raw = pd.read_csv(p, keep_default_na=False, na_values=[""], dtype=_TEXT_DTYPES)
+    return normalize_frame(raw)
+

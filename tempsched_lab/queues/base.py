@@ -1,0 +1,306 @@
+"""The interface every queue design implements, and the pieces they share.
+
+A queue is a pure data structure: no threads, no clock, no logging. It holds
+pending :class:`~tempsched_lab.task.Task` records keyed by due time and answers
+the questions the shared decision tree asks (:func:`~tempsched_lab.decision.classify`),
+so every design makes the same decisions; they differ in cost and in how their
+state looks (:meth:`TimerQueue.snapshot`).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..decision import Case, classify, same_request
+from ..task import Task, TaskView
+
+__all__ = [
+    "DueGroup",
+    "InvariantError",
+    "QueueSnapshot",
+    "QueueState",
+    "TimePoint",
+    "TimerQueue",
+]
+
+# A time point with more tasks than this gets a hash index for duplicate look-ups.
+_INDEX_FROM = 8
+
+
+class InvariantError(AssertionError):
+    """A queue's internal structure is inconsistent (raised by ``check_invariants``)."""
+
+
+def _hashable_key(task: Task) -> tuple[Any, ...] | None:
+    kwargs = task.kwargs
+    key = (task.action, task.args, frozenset(kwargs.items()) if kwargs else None, task.period)
+    try:
+        hash(key)
+    except Exception:
+        return None
+    return key
+
+
+class TimePoint(list):  # type: ignore[type-arg]
+    """The tasks due at one instant, in insertion order.
+
+    Duplicate look-ups scan the list while it is short and switch to a hash
+    index of the (hashable) duplicate keys once it grows, so same-time inserts
+    stay O(1) on average.
+    """
+
+    __slots__ = ("_index", "_unhashable")
+
+    def __init__(self, tasks: Any = ()) -> None:
+        super().__init__(tasks)
+        self._index: dict[tuple[Any, ...], Task] | None = None
+        self._unhashable = 0
+
+    def add(self, task: Task) -> None:
+        """Append ``task`` (O(1))."""
+        self.append(task)
+        if self._index is not None:
+            self._index_one(task)
+
+    def discard(self, task: Task) -> None:
+        """Remove ``task`` by identity (O(k) in this time point's size, done in C)."""
+        for i, other in enumerate(self):
+            if other is task:
+                del self[i]
+                break
+        else:
+            raise KeyError(task.id)
+        self._index = None  # rebuilt lazily: cheaper than keeping counts of equal keys
+
+    def _index_one(self, task: Task) -> None:
+        key = _hashable_key(task)
+        if key is None:
+            self._unhashable += 1
+        else:
+            try:
+                self._index.setdefault(key, task)  # type: ignore[union-attr]
+            except Exception:
+                self._unhashable += 1
+
+    def find_duplicate(
+        self, action: Any, args: tuple[Any, ...], kwargs: Any, period: float | None
+    ) -> Task | None:
+        """The first task here equal to the request, or ``None``.
+
+        Equality that raises or is ambiguous (numpy arrays, DataFrames) counts
+        as "not equal"; it never raises.
+        """
+        if len(self) > _INDEX_FROM:
+            if self._index is None:
+                self._index = {}
+                self._unhashable = 0
+                for task in self:
+                    self._index_one(task)
+            if self._unhashable == 0:
+                key = (action, args, frozenset(kwargs.items()) if kwargs else None, period)
+                try:
+                    return self._index.get(key)
+                except Exception:
+                    pass  # unhashable or raising request: fall through to the scan
+        for task in self:
+            if (
+                same_request(task.action, action)
+                and same_request(task.period, period)
+                and same_request(task.args, args)
+                and same_request(task.kwargs or None, kwargs or None)
+            ):
+                return task
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class DueGroup:
+    """Tasks due at one instant, popped together, in insertion order."""
+
+    due: float
+    tasks: tuple[Task, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueState:
+    """The design-independent state: head time, head task IDs, and every time point.
+
+    ``points`` includes the head as its first entry. Two queues (or a queue and
+    a replayed log) are in the same state exactly when their ``QueueState`` s
+    are equal.
+    """
+
+    head_time: float | None
+    head: tuple[int, ...]
+    points: tuple[tuple[float, tuple[int, ...]], ...]
+
+    @property
+    def size(self) -> int:
+        """Number of pending tasks."""
+        return sum(len(ids) for _, ids in self.points)
+
+    @classmethod
+    def from_points(cls, points: Iterator[tuple[float, Any]] | Any) -> QueueState:
+        """Build from ``(time, task_ids)`` pairs sorted by time."""
+        pts = tuple((t, tuple(ids)) for t, ids in points if ids)
+        if not pts:
+            return cls(None, (), ())
+        return cls(pts[0][0], pts[0][1], pts)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSnapshot:
+    """A queue's state at one moment: the shared picture plus the design's own.
+
+    ``picture`` holds what is particular to the design (time points, the heap
+    array with parent links, the wheel's buckets and cursor) for plots and widgets.
+    """
+
+    design: str
+    state: QueueState
+    tasks: Mapping[int, TaskView] = field(default_factory=dict)
+    picture: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def head_time(self) -> float | None:
+        """Due time of the head, or ``None`` when empty."""
+        return self.state.head_time
+
+
+class TimerQueue(abc.ABC):
+    """A queue of pending tasks ordered by due time.
+
+    Subclasses implement the structure; the decision tree, the ID index and the
+    snapshot's shared part live here. Costs are stated per design, with ``n``
+    pending tasks and ``k`` tasks sharing one time point.
+    """
+
+    #: Short design name used by ``Scheduler(queue=...)`` and in the log.
+    design: str = "abstract"
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, Task] = {}
+
+    # -- the structure (per design) -------------------------------------------------
+    @abc.abstractmethod
+    def _add(self, task: Task) -> None:
+        """Store ``task`` at ``task.due``."""
+
+    @abc.abstractmethod
+    def _discard(self, task: Task) -> None:
+        """Remove a stored ``task``."""
+
+    @abc.abstractmethod
+    def tasks_at(self, due: float) -> TimePoint | None:
+        """The tasks pending at exactly ``due``, in insertion order, or ``None``."""
+
+    @abc.abstractmethod
+    def head_time(self) -> float | None:
+        """The earliest pending due time, or ``None`` when empty."""
+
+    @abc.abstractmethod
+    def next_time(self) -> float | None:
+        """When the earliest group will fire (>= ``head_time()``), or ``None``."""
+
+    @abc.abstractmethod
+    def pop_due(self, now: float) -> list[DueGroup]:
+        """Remove and return every group whose fire time is <= ``now``, earliest first."""
+
+    @abc.abstractmethod
+    def points(self) -> Iterator[tuple[float, TimePoint]]:
+        """Every time point, earliest first."""
+
+    @abc.abstractmethod
+    def check_invariants(self) -> None:
+        """Raise :class:`InvariantError` if the structure is inconsistent."""
+
+    def picture(self) -> dict[str, Any]:
+        """The design's own view for plots; overridden per design."""
+        return {}
+
+    # -- shared -------------------------------------------------------------------------
+    def classify(
+        self,
+        due: float,
+        now: float,
+        action: Any,
+        args: tuple[Any, ...],
+        kwargs: Any,
+        period: float | None,
+        *,
+        reject_past: bool = True,
+        dedupe: bool = True,
+    ) -> tuple[Case, Task | None]:
+        """Run the shared decision tree for a request; returns the case and any duplicate."""
+
+        def is_duplicate(tasks: Any) -> Task | None:
+            if not dedupe or not tasks:
+                return None
+            return tasks.find_duplicate(action, args, kwargs, period)
+
+        return classify(
+            due, now, self.head_time(), self.tasks_at, is_duplicate, reject_past=reject_past
+        )
+
+    def insert(self, task: Task) -> None:
+        """Store a task at ``task.due`` (the decision was taken by :meth:`classify`)."""
+        self._by_id[task.id] = task
+        self._add(task)
+
+    def remove(self, task_id: int) -> Task | None:
+        """Remove the pending task with this ID; returns it, or ``None`` if not pending."""
+        task = self._by_id.pop(task_id, None)
+        if task is not None:
+            self._discard(task)
+        return task
+
+    def get(self, task_id: int) -> Task | None:
+        """The pending task with this ID, or ``None`` (O(1))."""
+        return self._by_id.get(task_id)
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._by_id
+
+    def head_size(self) -> int:
+        """Number of tasks at the head time point."""
+        head = self.head_time()
+        if head is None:
+            return 0
+        tasks = self.tasks_at(head)
+        return len(tasks) if tasks else 0
+
+    def _forget(self, groups: list[DueGroup]) -> list[DueGroup]:
+        for group in groups:
+            for task in group.tasks:
+                del self._by_id[task.id]
+        return groups
+
+    def state(self) -> QueueState:
+        """The design-independent state (see :class:`QueueState`)."""
+        return QueueState.from_points((t, [task.id for task in tp]) for t, tp in self.points())
+
+    def snapshot(self) -> QueueSnapshot:
+        """A frozen copy of the state and the design's picture, for plots and replay checks."""
+        return QueueSnapshot(
+            design=self.design,
+            state=self.state(),
+            tasks={tid: task.view() for tid, task in self._by_id.items()},
+            picture=self.picture(),
+        )
+
+    def _check_index(self) -> None:
+        stored = [task for _, tp in self.points() for task in tp]
+        if len(stored) != len(self._by_id):
+            raise InvariantError(f"{len(stored)} stored tasks but {len(self._by_id)} indexed")
+        for task in stored:
+            if self._by_id.get(task.id) is not task:
+                raise InvariantError(f"task {task.id} stored but not indexed")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {len(self)} pending, head={self.head_time()!r}>"

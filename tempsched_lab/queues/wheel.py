@@ -1,0 +1,353 @@
+"""A hashed timing wheel (Varghese & Lauck 1987; the FreeBSD callout wheel).
+
+Time is cut into ticks of length ``tick`` counted from ``origin``. A job due at
+``due`` fires at the first tick not earlier than it,
+
+    ``idx = ceil((due - origin) / tick)``, fire time ``origin + idx * tick`` (>= due),
+
+and is stored in bucket ``idx % slots`` of a fixed list of ``slots`` buckets,
+remembering its *round* ``idx // slots`` (how many full turns of the wheel lie
+ahead of it). Several rounds share a bucket: when the hand visits a bucket only
+the jobs of the current round fire, later rounds stay in place.
+
+The hand (``cursor``, the next tick to process) moves forward in
+:meth:`TimingWheelQueue.pop_due`: every tick from the cursor up to
+``floor((now - origin) / tick)`` is processed, so after an oversleep every
+skipped bucket is handled at once and nothing waits an extra revolution. Empty
+ticks are skipped rather than visited one by one, using a small heap of the
+*occupied* ticks (the way a tickless kernel computes its next timer event), so a
+jump of a million revolutions costs no more than the jobs it fires.
+
+Each bucket keeps its jobs grouped by round (``{round: {task_id: task}}``), so
+a visit touches only the jobs firing at that tick; the textbook wheel keeps one
+unsorted list per bucket and re-checks every job of every later round at each
+visit. A job inserted for a tick the hand has already passed (a late insert) is
+still found by the next ``pop_due``: the walk follows the occupied ticks.
+
+Firing is per tick, but groups are reported per *exact* due time, earliest
+first and in insertion order, so the firing order is the same as the other
+designs'; only the firing *time* is rounded up to the tick
+(:meth:`~TimingWheelQueue.fire_time`).
+
+A dict of exact due time -> :class:`~tempsched_lab.queues.base.TimePoint`
+answers the decision tree's questions in O(1), like the other designs.
+
+Costs (n pending tasks, k tasks at one time point, T occupied ticks, m jobs firing):
+
+=================  ======================================================
+insert             O(1) joining an occupied tick, O(log T) opening a new tick
+remove by ID       O(1) in the bucket (+ O(k) in the time point)
+pop_due            O(m log m + ticks fired x log T): empty ticks are skipped
+next_time          O(1) amortised: the top of the occupied-tick heap
+=================  ======================================================
+
+``head_time()`` (the exact earliest due, used by the decision tree) is cached;
+after the head time point empties it is recomputed as the minimum over the jobs
+of the first occupied tick (O(jobs in that tick)).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterator
+from numbers import Real
+from operator import itemgetter
+from typing import Any
+
+from ..task import Task
+from .base import DueGroup, InvariantError, TimePoint, TimerQueue
+
+__all__ = ["TimingWheelQueue"]
+
+_first = itemgetter(0)
+
+
+def _check_real(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{name}={value!r}: expected a real number")
+    result = float(value)
+    if not math.isfinite(result):
+        raise ValueError(f"{name}={value!r}: expected a finite number")
+    return result
+
+
+class TimingWheelQueue(TimerQueue):
+    """Hashed timing wheel: ``slots`` buckets of ``tick`` seconds, jobs keep their round.
+
+    Costs: insert O(1) (O(log T) when it opens a new tick), remove by ID O(1)
+    (+ O(k) in its time point), pop_due O(ticks fired + jobs fired), next_time
+    O(1) amortised.
+
+    >>> from tempsched_lab.task import Task
+    >>> q = TimingWheelQueue(slots=4, tick=1.0)
+    >>> for i, due in enumerate([2.5, 0.5, 6.0]):
+    ...     q.insert(Task(i, due, print, (), None, None, None))
+    >>> q.head_time(), q.next_time(), q.fire_time(2.5)
+    (0.5, 1.0, 3.0)
+    >>> q.picture()["buckets"]
+    [[], [(1, 0)], [(2, 1)], [(0, 0)]]
+    >>> [(g.due, [t.id for t in g.tasks]) for g in q.pop_due(3.0)]
+    [(0.5, [1]), (2.5, [0])]
+    >>> q.pop_due(5.9), q.next_time()
+    ([], 6.0)
+    """
+
+    design = "wheel"
+
+    def __init__(self, slots: int = 256, tick: float = 0.01, origin: float = 0.0) -> None:
+        if isinstance(slots, bool) or not isinstance(slots, int):
+            raise ValueError(f"slots={slots!r}: expected an int >= 1")
+        if slots < 1:
+            raise ValueError(f"slots={slots!r}: expected an int >= 1")
+        tick_f = _check_real("tick", tick)
+        if tick_f <= 0:
+            raise ValueError(f"tick={tick!r}: expected a number > 0")
+        origin_f = _check_real("origin", origin)
+        super().__init__()
+        self.slots = slots
+        self.tick = tick_f
+        self.origin = origin_f
+        #: bucket b holds {round: {task_id: task}} for the ticks idx with idx % slots == b
+        self._buckets: list[dict[int, dict[int, Task]]] = [{} for _ in range(slots)]
+        self._points: dict[float, TimePoint] = {}
+        #: occupied ticks (may contain ticks emptied by removals: cleaned lazily)
+        self._ticks: list[int] = []
+        self._queued: set[int] = set()
+        self._cursor = 0
+        self._head: float | None = None
+        self._head_valid = True
+
+    # -- ticks ----------------------------------------------------------------------------
+    @property
+    def cursor(self) -> int:
+        """The hand: index of the next tick to process (every earlier tick was processed)."""
+        return self._cursor
+
+    def _time_of(self, idx: int) -> float:
+        return self.origin + idx * self.tick
+
+    def fire_index(self, due: float) -> int:
+        """The tick a job due at ``due`` fires at: the first ``idx`` with fire time >= ``due``.
+
+        Computed as ``ceil((due - origin) / tick)`` and corrected for float rounding
+        so that ``origin + idx * tick >= due`` and ``idx`` is the smallest such tick.
+        """
+        try:
+            idx = math.ceil((due - self.origin) / self.tick)
+        except (ValueError, OverflowError, TypeError) as exc:
+            raise ValueError(f"due={due!r}: cannot be placed on the wheel ({exc})") from None
+        time_of = self._time_of
+        while time_of(idx) < due:
+            idx += 1
+        while time_of(idx - 1) >= due:
+            idx -= 1
+        return idx
+
+    def fire_time(self, due: float) -> float:
+        """When a job due at ``due`` fires: ``due`` rounded up to the tick (never earlier).
+
+        >>> TimingWheelQueue(tick=0.25).fire_time(1.1)
+        1.25
+        """
+        return self._time_of(self.fire_index(due))
+
+    def _last_tick(self, now: float) -> int | None:
+        """The last tick whose fire time is <= ``now``; ``None`` means "no limit" (now=+inf)."""
+        if now == math.inf:
+            return None
+        idx = math.floor((now - self.origin) / self.tick)
+        time_of = self._time_of
+        while time_of(idx + 1) <= now:
+            idx += 1
+        while time_of(idx) > now:
+            idx -= 1
+        return idx
+
+    def _first_tick(self) -> int | None:
+        """The earliest occupied tick (dropping ticks emptied by removals), or ``None``."""
+        ticks = self._ticks
+        buckets = self._buckets
+        slots = self.slots
+        while ticks:
+            idx = ticks[0]
+            if idx // slots in buckets[idx % slots]:
+                return idx
+            heapq.heappop(ticks)
+            self._queued.discard(idx)
+        return None
+
+    # -- TimerQueue -----------------------------------------------------------------------
+    def _add(self, task: Task) -> None:
+        due = task.due
+        try:
+            idx = self.fire_index(due)
+        except ValueError:
+            self._by_id.pop(task.id, None)  # insert() indexed it before calling us
+            raise
+        task.slot = idx
+        bucket = self._buckets[idx % self.slots]
+        rnd = idx // self.slots
+        group = bucket.get(rnd)
+        if group is None:
+            bucket[rnd] = {task.id: task}
+            if idx not in self._queued:
+                self._queued.add(idx)
+                heapq.heappush(self._ticks, idx)
+        else:
+            group[task.id] = task
+        point = self._points.get(due)
+        if point is None:
+            self._points[due] = TimePoint((task,))
+        else:
+            point.add(task)
+        if self._head_valid and (self._head is None or due < self._head):
+            self._head = due
+
+    def _discard(self, task: Task) -> None:
+        idx = task.slot
+        if not isinstance(idx, int):
+            raise InvariantError(f"task {task.id} has no wheel tick ({idx!r})")
+        bucket = self._buckets[idx % self.slots]
+        rnd = idx // self.slots
+        group = bucket.get(rnd)
+        if group is None or group.pop(task.id, None) is not task:
+            raise InvariantError(f"task {task.id} not found at tick {idx}")
+        if not group:
+            del bucket[rnd]  # its tick stays in the heap and is dropped lazily
+        task.slot = None
+        due = task.due
+        point = self._points[due]
+        point.discard(task)
+        if not point:
+            del self._points[due]
+            if not self._points:
+                self._head, self._head_valid = None, True
+            elif due == self._head:
+                self._head_valid = False
+
+    def tasks_at(self, due: float) -> TimePoint | None:
+        return self._points.get(due)
+
+    def head_time(self) -> float | None:
+        if not self._head_valid:
+            idx = self._first_tick()
+            if idx is None:
+                self._head = None
+            else:
+                group = self._buckets[idx % self.slots][idx // self.slots]
+                self._head = min(task.due for task in group.values())
+            self._head_valid = True
+        return self._head
+
+    def next_time(self) -> float | None:
+        idx = self._first_tick()
+        return None if idx is None else self._time_of(idx)
+
+    def head_size(self) -> int:
+        head = self.head_time()
+        return 0 if head is None else len(self._points[head])
+
+    def pop_due(self, now: float) -> list[DueGroup]:
+        groups: list[DueGroup] = []
+        if now != now:  # NaN: no tick is <= NaN
+            return groups
+        last = self._last_tick(now)
+        buckets = self._buckets
+        slots = self.slots
+        points = self._points
+        ticks = self._ticks
+        fired_to = None
+        while True:
+            idx = self._first_tick()  # jump the hand over empty ticks
+            if idx is None or (last is not None and idx > last):
+                break
+            heapq.heappop(ticks)
+            self._queued.discard(idx)
+            # Only this tick's round fires; later rounds in the same bucket stay.
+            group = buckets[idx % slots].pop(idx // slots)
+            dues = sorted({task.due for task in group.values()})
+            for due in dues:
+                point = points.pop(due)
+                for task in point:
+                    task.slot = None
+                groups.append(DueGroup(due, tuple(point)))
+            fired_to = idx
+        if last is None:
+            last = fired_to
+        if last is not None and last + 1 > self._cursor:
+            self._cursor = last + 1
+        if groups:
+            if points:
+                self._head_valid = False
+            else:
+                self._head, self._head_valid = None, True
+        return self._forget(groups)
+
+    def points(self) -> Iterator[tuple[float, TimePoint]]:
+        yield from sorted(self._points.items(), key=_first)
+
+    def picture(self) -> dict[str, Any]:
+        """The wheel: ``buckets[b]`` lists ``(task_id, round)`` by round, then insertion order."""
+        return {
+            "slots": self.slots,
+            "tick": self.tick,
+            "origin": self.origin,
+            "cursor": self._cursor,
+            "buckets": [
+                [(task_id, rnd) for rnd in sorted(bucket) for task_id in bucket[rnd]]
+                for bucket in self._buckets
+            ],
+        }
+
+    def check_invariants(self) -> None:
+        if len(self._buckets) != self.slots:
+            raise InvariantError(f"{len(self._buckets)} buckets for slots={self.slots}")
+        slots = self.slots
+        stored = 0
+        occupied: set[int] = set()
+        for b, bucket in enumerate(self._buckets):
+            for rnd, group in bucket.items():
+                if not group:
+                    raise InvariantError(f"empty round {rnd} kept in bucket {b}")
+                idx = rnd * slots + b
+                occupied.add(idx)
+                for task_id, task in group.items():
+                    stored += 1
+                    if task.id != task_id:
+                        raise InvariantError(f"task {task.id} filed under ID {task_id}")
+                    if task.slot != idx:
+                        raise InvariantError(
+                            f"task {task.id} in tick {idx} records tick {task.slot!r}"
+                        )
+                    if self.fire_index(task.due) != idx:
+                        raise InvariantError(
+                            f"task {task.id} due {task.due!r} filed at tick {idx}, "
+                            f"expected {self.fire_index(task.due)}"
+                        )
+                    point = self._points.get(task.due)
+                    if point is None or not any(t is task for t in point):
+                        raise InvariantError(f"task {task.id} missing from its time point")
+        in_points = 0
+        for due, point in self._points.items():
+            if not point:
+                raise InvariantError(f"empty time point at {due!r}")
+            for task in point:
+                if task.due != due:
+                    raise InvariantError(f"task {task.id} due {task.due!r} stored at {due!r}")
+            in_points += len(point)
+        if in_points != stored:
+            raise InvariantError(f"{stored} tasks in buckets but {in_points} in time points")
+        if set(self._ticks) != self._queued or len(self._ticks) != len(self._queued):
+            raise InvariantError("the occupied-tick heap and its set disagree")
+        if not occupied <= self._queued:
+            raise InvariantError(f"occupied ticks {sorted(occupied - self._queued)} not queued")
+        ticks = self._ticks
+        for i in range(1, len(ticks)):
+            if ticks[i] < ticks[(i - 1) >> 1]:
+                raise InvariantError(f"occupied-tick heap broken at {i}")
+        if self._head_valid:
+            expected = min(self._points) if self._points else None
+            if self._head != expected:
+                raise InvariantError(f"cached head {self._head!r} but earliest due {expected!r}")
+        self._check_index()

@@ -1,0 +1,875 @@
+"""The scheduler: one lock, one worker, the decision tree, executors, periodic runs.
+
+Every decision is taken, and every log row numbered, under one lock (a
+``threading.Condition``). A worker thread (real clock) or the virtual clock
+(:class:`~tempsched_lab.clock.VirtualClock`) pops what is due and hands each task
+to its executor. Tasks never run before their due time, a raising task never
+stops the others, and a worker that dies makes ``schedule`` raise instead of
+returning IDs that never run.
+
+>>> from tempsched_lab import Scheduler, VirtualClock
+>>> clock = VirtualClock()
+>>> s = Scheduler(clock)
+>>> a = s.schedule(print, at=2.0, args=("second",))
+>>> b = s.schedule(print, at=1.0, args=("first",))
+>>> s.last_decision(b).case.short
+'earlier than head'
+>>> _ = clock.run_until_idle()
+first
+second
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import traceback
+import warnings
+import weakref
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from datetime import datetime
+from typing import Any
+
+from . import validation as check
+from .clock import Clock, RealClock
+from .decision import Case, Decision
+from .log import EventLog
+from .queues import TimerQueue, make_queue
+from .schema import ORIGIN_CODE
+from .task import CancelResult, Origin, Task, TaskState, TaskStatus, label_of, short_repr
+
+__all__ = ["PastTimeError", "Scheduler", "SchedulerClosedError", "live_schedulers"]
+
+_WAIT_MAX = min(threading.TIMEOUT_MAX, 3600.0)  # re-check at least hourly
+_in_task = threading.local()
+_LIVE: weakref.WeakValueDictionary[Any, Scheduler] = weakref.WeakValueDictionary()
+
+
+class PastTimeError(ValueError):
+    """A request for a time in the past (case 1). ``decision`` holds the rejection."""
+
+    def __init__(self, message: str, decision: Decision) -> None:
+        super().__init__(message)
+        self.decision = decision
+
+
+class SchedulerClosedError(RuntimeError):
+    """The scheduler was shut down, or its worker died (``__cause__`` says why)."""
+
+
+def live_schedulers() -> list[Scheduler]:
+    """Schedulers created in this process that are not shut down yet."""
+    return [s for s in list(_LIVE.values()) if not s.closed]
+
+
+class Scheduler:
+    """Run callables (or set ``threading.Event`` s) at chosen times, and record every step.
+
+    Args:
+        clock: a :class:`~tempsched_lab.RealClock` (default; a daemon worker
+            thread waits for due times) or a :class:`~tempsched_lab.VirtualClock`
+            (no worker: the clock fires due groups when stepped).
+        executor: where runs happen: ``"pool"`` (a bounded thread pool, the
+            default under a real clock), ``"thread"`` (a new thread per run, as
+            the reference), ``"inline"`` (in the worker or the stepping thread;
+            the default under a virtual clock), or any
+            ``concurrent.futures.Executor`` (process pools included).
+        queue: the queue design, ``"sorteddict"`` (default), ``"heap"``,
+            ``"wheel"``, or a :class:`~tempsched_lab.queues.TimerQueue`.
+        log: record every step in :attr:`log` (``False`` records nothing).
+        max_log_rows: keep only the newest rows (a ring buffer); ``None`` keeps all.
+        resolution: round due times up to a grid of this many seconds, so that
+            relative requests can meet at one time point (never early).
+        misfire: default misfire policy of periodic tasks (``"skip"``,
+            ``"run_once"``, ``"catch_up"``).
+        max_workers: size of the ``"pool"`` executor.
+        name: a name for the scheduler; creating another live scheduler with the
+            same name shuts the old one down with a warning (re-run notebook cells).
+        queue_options: keyword arguments for the queue design (``slots``, ``tick``...).
+
+    >>> with Scheduler() as s:
+    ...     tid = s.schedule(print, delay=0.01, args=("hello",))
+    ...     s.wait_idle(timeout=5)
+    hello
+    True
+    """
+
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        executor: str | Executor | None = None,
+        queue: str | TimerQueue = "sorteddict",
+        log: bool = True,
+        max_log_rows: int | None = None,
+        resolution: float | None = None,
+        misfire: str = "skip",
+        max_workers: int | None = None,
+        name: str | None = None,
+        queue_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.clock: Clock = RealClock() if clock is None else clock
+        if not hasattr(self.clock, "now") or not hasattr(self.clock, "virtual"):
+            raise TypeError(f"clock={clock!r}: expected a RealClock or a VirtualClock")
+        self.queue: TimerQueue = make_queue(queue, **dict(queue_options or {}))
+        self.log = EventLog(max_log_rows, enabled=bool(log))
+        self._log: EventLog | None = self.log if log else None
+        self.resolution = None if resolution is None else check.check_period(resolution)
+        if resolution is not None and self.resolution is None:  # pragma: no cover
+            raise ValueError(f"resolution={resolution!r}")
+        self.misfire = check.check_misfire(misfire)
+        self.name = name
+        self._cond = threading.Condition(threading.Lock())
+        self._states = bytearray()
+        self._running: dict[int, Task] = {}
+        self._options: dict[int, tuple[bool, str]] = {}  # periodic: (fixed_delay, misfire)
+        self._exceptions: dict[int, BaseException] = {}
+        self._decisions: dict[int, Decision] = {}
+        self._closed = False
+        self._draining = False
+        self._waiting = False
+        self._worker_error: BaseException | None = None
+        self._executor_kind, self._executor, self._owns_executor = self._make_executor(
+            executor, max_workers
+        )
+        self._threads: set[threading.Thread] = set()
+        self._site: tuple[str, int] | None = None
+        self._register(name)
+        self._worker: threading.Thread | None = None
+        if self.clock.virtual:
+            self.clock._attach(self)  # type: ignore[attr-defined]
+        else:
+            self._worker = threading.Thread(
+                target=self._work, name=f"tempsched-worker-{name or id(self):}", daemon=True
+            )
+            self._worker.start()
+
+    # -- set-up ---------------------------------------------------------------------
+    def _make_executor(
+        self, executor: str | Executor | None, max_workers: int | None
+    ) -> tuple[str, Executor | None, bool]:
+        if executor is None:
+            executor = "inline" if self.clock.virtual else "pool"
+        if isinstance(executor, Executor):
+            kind = "threads" if isinstance(executor, ThreadPoolExecutor) else "remote"
+            return kind, executor, False
+        if executor == "pool":
+            if max_workers is not None and (
+                isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
+            ):
+                raise ValueError(f"max_workers={max_workers!r}: expected a positive integer")
+            pool = ThreadPoolExecutor(max_workers, thread_name_prefix="tempsched-pool")
+            return "threads", pool, True
+        if executor in ("thread", "inline"):
+            return executor, None, False
+        raise ValueError(
+            f"executor={executor!r}: expected 'pool', 'thread', 'inline' or a "
+            "concurrent.futures.Executor"
+        )
+
+    def _register(self, name: str | None) -> None:
+        key: Any = name
+        if key is not None:
+            old = _LIVE.get(key)
+            if old is not None and not old.closed:
+                warnings.warn(
+                    f"a live scheduler named {name!r} exists ({old!r}); shutting it down so "
+                    "that a re-run cell does not leave two behind",
+                    stacklevel=3,
+                )
+                old.shutdown(wait=False)
+            _LIVE[key] = self
+            return
+        _LIVE[id(self)] = self
+        if not self.clock.virtual and _in_ipython():
+            site = _creation_site()
+            twins = [s for s in live_schedulers() if s is not self and s._site == site]
+            if twins:
+                warnings.warn(
+                    f"{len(twins)} live scheduler(s) created by this same line are still "
+                    "running (a re-run cell?). Call .shutdown() on the old one, or pass "
+                    "name=... so that re-creating it replaces it.",
+                    stacklevel=3,
+                )
+            self._site = site
+
+    # -- scheduling -----------------------------------------------------------------
+    def schedule(
+        self,
+        action: Callable[..., Any] | threading.Event,
+        *,
+        at: float | datetime | None = None,
+        delay: float | None = None,
+        period: float | None = None,
+        args: tuple[Any, ...] | list[Any] = (),
+        kwargs: Mapping[str, Any] | None = None,
+        label: str | None = None,
+        fixed_delay: bool = False,
+        misfire: str | None = None,
+    ) -> int:
+        """Schedule ``action`` at ``at`` or after ``delay`` (once, or every ``period``); returns its ID.
+
+        A duplicate of a pending request (same time, action, arguments and
+        period) returns the existing ID (cases 5 and 7). A time in the past
+        raises :class:`PastTimeError` (case 1). With only ``period``, the first
+        run is one period from now. Periodic tasks are fixed-rate (next = previous
+        due + period) unless ``fixed_delay`` (next = end of run + period); runs
+        missed by an overrun follow ``misfire``.
+
+        >>> from tempsched_lab import VirtualClock
+        >>> s = Scheduler(VirtualClock())
+        >>> s.schedule(print, delay=5, args=("later",))
+        0
+        """
+        return self.schedule_decision(
+            action, at=at, delay=delay, period=period, args=args, kwargs=kwargs, label=label,
+            fixed_delay=fixed_delay, misfire=misfire,
+        ).task_id  # type: ignore[return-value]  # fmt: skip
+
+    def schedule_decision(
+        self,
+        action: Callable[..., Any] | threading.Event,
+        *,
+        at: float | datetime | None = None,
+        delay: float | None = None,
+        period: float | None = None,
+        args: tuple[Any, ...] | list[Any] = (),
+        kwargs: Mapping[str, Any] | None = None,
+        label: str | None = None,
+        fixed_delay: bool = False,
+        misfire: str | None = None,
+        origin: Origin = Origin.USER,
+    ) -> Decision:
+        """Like :meth:`schedule`, but returns the whole :class:`~tempsched_lab.Decision`.
+
+        >>> from tempsched_lab import VirtualClock
+        >>> s = Scheduler(VirtualClock())
+        >>> d = s.schedule_decision(print, at=3)
+        >>> d.case, d.task_id, d.head_after
+        (<Case.EMPTY: 2>, 0, 3.0)
+        """
+        try:
+            action = check.check_action(action)
+            period = check.check_period(period)
+            args = check.check_args(args)
+            kwargs = check.check_kwargs(kwargs)
+            label = check.check_label(label)
+            if misfire is not None:
+                misfire = check.check_misfire(misfire)
+            if at is not None and delay is not None:
+                raise ValueError(f"at={at!r} and delay={delay!r}: give one of them, not both")
+            if at is None and delay is None and period is None:
+                raise ValueError("at=None, delay=None, period=None: give a time (at or delay)")
+            if delay is not None:
+                delay = check.check_delay(delay)
+        except (TypeError, ValueError) as exc:
+            self._record_invalid(action, args, period, label, origin, exc)
+            raise
+        cond = self._cond
+        with cond:
+            self._check_open()
+            now = self.clock.now()
+            if at is not None:
+                try:
+                    due = check.check_time("at", at, now, self.clock.from_datetime)
+                except (TypeError, ValueError) as exc:
+                    self._record_invalid_locked(now, action, args, period, label, origin, exc)
+                    raise
+            elif delay is not None:
+                due = now + delay
+            else:
+                due = now + period  # type: ignore[operator]
+            if self.resolution is not None:
+                due = _round_up(due, self.resolution)
+            return self._decide(now, due, action, args, kwargs, period, label, origin,
+                                fixed_delay, misfire)  # fmt: skip
+
+    def _decide(
+        self,
+        now: float,
+        due: float,
+        action: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any] | None,
+        period: float | None,
+        label: str | None,
+        origin: Origin,
+        fixed_delay: bool,
+        misfire: str | None,
+    ) -> Decision:
+        """The decision tree and its effects; the lock is held."""
+        queue = self.queue
+        head_before = queue.head_time()
+        case, dup = queue.classify(due, now, action, args, kwargs, period)
+        log = self._log
+        if case is Case.PAST:
+            decision = Decision(case, None, due, head_before, head_before, origin=origin.value)
+            if log is not None:
+                log.reject(now, 1, due, label or label_of(action), short_repr(args), period,
+                           ORIGIN_CODE[origin.value], head_before, len(queue),
+                           f"due={due!r} is before now={now!r}")  # fmt: skip
+            raise PastTimeError(
+                f"at/delay: the requested time {due!r} is in the past (now={now!r}); "
+                "case 1: nothing was scheduled",
+                decision,
+            )
+        if dup is not None:
+            decision = Decision(case, dup.id, due, head_before, head_before, dup.id,
+                                False, origin.value)  # fmt: skip
+            if log is not None:
+                log.schedule(now, dup.id, int(case), dup.id, due, self._fire_time(due),
+                             label or label_of(action), short_repr(args), period,
+                             ORIGIN_CODE[origin.value], head_before, head_before,
+                             queue.head_size(), len(queue), False)  # fmt: skip
+            return decision
+        task_id = len(self._states)
+        task = Task(task_id, due, action, args, kwargs, period, label, origin)
+        self._states.append(TaskState.PENDING)
+        queue.insert(task)
+        if period is not None and (fixed_delay or (misfire and misfire != self.misfire)):
+            self._options[task_id] = (fixed_delay, misfire or self.misfire)
+        woke = self._notify_if_head(case)
+        decision = Decision(case, task_id, due, head_before, queue.head_time(), None, woke,
+                            origin.value)  # fmt: skip
+        self._decisions[task_id] = decision
+        if log is not None:
+            log.schedule(now, task_id, int(case), -1, due, self._fire_time(due), task.name,
+                         short_repr(args), period, ORIGIN_CODE[origin.value], head_before,
+                         decision.head_after, queue.head_size(), len(queue), woke)  # fmt: skip
+        return decision
+
+    def _notify_if_head(self, case: Case) -> bool:
+        if case.wakes_worker and self._waiting:
+            self._cond.notify()
+            return True
+        return False
+
+    def _fire_time(self, due: float) -> float:
+        fire = getattr(self.queue, "fire_time", None)
+        return due if fire is None else fire(due)
+
+    def _record_invalid(self, action: Any, args: Any, period: Any, label: Any, origin: Origin,
+                        exc: BaseException) -> None:  # fmt: skip
+        if self._log is None:
+            return
+        with self._cond:
+            self._record_invalid_locked(self.clock.now(), action, args, period, label, origin, exc)
+
+    def _record_invalid_locked(self, now: float, action: Any, args: Any, period: Any, label: Any,
+                               origin: Origin, exc: BaseException) -> None:  # fmt: skip
+        if self._log is None:
+            return
+        text_label = label if isinstance(label, str) else short_repr(action)
+        p = period if isinstance(period, float) else math.nan
+        self._log.reject(now, 0, math.nan, text_label, short_repr(args), p,
+                         ORIGIN_CODE[origin.value], self.queue.head_time(), len(self.queue),
+                         f"{type(exc).__name__}: {exc}")  # fmt: skip
+
+    def _check_open(self) -> None:
+        if self._worker_error is not None:
+            raise SchedulerClosedError(
+                f"the scheduler's worker died ({self._worker_error!r}); nothing new can run"
+            ) from self._worker_error
+        if self._closed or self._draining:
+            raise SchedulerClosedError("the scheduler is shut down; create a new one")
+
+    # -- cancel and status ------------------------------------------------------------
+    def cancel(self, task_id: int) -> CancelResult:
+        """Cancel a task by ID in O(log n); returns what happened.
+
+        ``RUNNING``: a run is in flight and cannot be stopped, but a periodic
+        task will not run again (a task may cancel itself from inside its run).
+
+        >>> from tempsched_lab import VirtualClock
+        >>> s = Scheduler(VirtualClock())
+        >>> tid = s.schedule(print, delay=1)
+        >>> s.cancel(tid), s.cancel(tid), s.cancel(99)
+        (<CancelResult.CANCELLED: 'cancelled'>, <CancelResult.ALREADY_DONE: 'already_done'>, \
+<CancelResult.NOT_FOUND: 'not_found'>)
+        """
+        if isinstance(task_id, bool) or not isinstance(task_id, int):
+            raise TypeError(f"task_id={task_id!r}: expected an int task ID")
+        with self._cond:
+            queue = self.queue
+            now = self.clock.now()
+            head_before = queue.head_time()
+            task = queue.get(task_id)
+            due, label, where = math.nan, None, None
+            if task is not None:
+                where = "head" if task.due == head_before else "queue"
+                queue.remove(task_id)
+                self._states[task_id] = TaskState.CANCELLED
+                result = CancelResult.CANCELLED
+                due, label = task.due, task.name
+            elif task_id in self._running:
+                task = self._running[task_id]
+                task.stop_requested = True
+                result, where = CancelResult.RUNNING, "running"
+                due, label = task.due, task.name
+            elif 0 <= task_id < len(self._states):
+                result = CancelResult.ALREADY_DONE
+            else:
+                result = CancelResult.NOT_FOUND
+            if self._log is not None:
+                self._log.cancel(now, task_id, result.value, where, due, label, head_before,
+                                 queue.head_time(), queue.head_size(), len(queue))  # fmt: skip
+            return result
+
+    def status(self, task_id: int) -> TaskStatus:
+        """The state of a task (pending, running, done, failed, cancelled) and its next due time.
+
+        Raises ``KeyError`` for an ID this scheduler never issued.
+        """
+        if isinstance(task_id, bool) or not isinstance(task_id, int):
+            raise TypeError(f"task_id={task_id!r}: expected an int task ID")
+        with self._cond:
+            task = self.queue.get(task_id)
+            if task is not None:
+                return TaskStatus(task_id, TaskState.PENDING, task.due, task.name, task.period,
+                                  task.runs)  # fmt: skip
+            task = self._running.get(task_id)
+            if task is not None:
+                return TaskStatus(task_id, TaskState.RUNNING, None, task.name, task.period,
+                                  task.runs)  # fmt: skip
+            if 0 <= task_id < len(self._states):
+                return TaskStatus(task_id, TaskState(self._states[task_id]))
+            raise KeyError(f"task_id={task_id!r}: no such task (issued: 0..{len(self._states)-1})")
+
+    def exception(self, task_id: int) -> BaseException | None:
+        """The exception the task's last failed run raised, or ``None``."""
+        return self._exceptions.get(task_id)
+
+    def last_decision(self, task_id: int) -> Decision | None:
+        """The decision that created (or last re-armed) task ``task_id``."""
+        return self._decisions.get(task_id)
+
+    @property
+    def pending(self) -> int:
+        """Tasks waiting in the queue."""
+        return len(self.queue)
+
+    @property
+    def running(self) -> int:
+        """Runs dispatched and not finished yet."""
+        return len(self._running)
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`shutdown` (or once the worker died)."""
+        return self._closed or self._worker_error is not None
+
+    @property
+    def worker_error(self) -> BaseException | None:
+        """Why the worker died, if it did (it should not: please report it)."""
+        return self._worker_error
+
+    def snapshot(self) -> Any:
+        """A consistent :class:`~tempsched_lab.queues.QueueSnapshot` of the queue."""
+        with self._cond:
+            return self.queue.snapshot()
+
+    # -- dispatching ----------------------------------------------------------------
+    def _next_fire_time(self) -> float | None:
+        with self._cond:
+            return self.queue.next_time()
+
+    def _take_due(self, now: float) -> list[tuple[Task, float, float]]:
+        """Pop every due group and record the dispatches; the lock is held."""
+        groups = self.queue.pop_due(now)
+        if not groups:
+            return []
+        log = self._log
+        batch: list[tuple[Task, float, float]] = []
+        running = self._running
+        states = self._states
+        queue = self.queue
+        for group in groups:
+            for task in group.tasks:
+                running[task.id] = task
+                states[task.id] = TaskState.RUNNING
+                if log is not None:
+                    log.dispatch(now, task.id, task.due, self._fire_time(task.due), task.name,
+                                 queue.head_time(), len(queue))  # fmt: skip
+                if isinstance(task.action, threading.Event):
+                    task.action.set()
+                    task.runs += 1
+                    if log is not None:
+                        log.event_set(now, task.id, task.due, task.name)
+                    self._finished(task, now, None)
+                else:
+                    batch.append((task, task.due, now))
+        return batch
+
+    def _launch(self, batch: list[tuple[Task, float, float]]) -> None:
+        """Hand each run to the executor; the lock is NOT held."""
+        kind = self._executor_kind
+        for task, due, dispatched in batch:
+            try:
+                if kind == "inline":
+                    self._run(task, due, dispatched)
+                elif kind == "threads":
+                    self._executor.submit(self._run, task, due, dispatched)  # type: ignore[union-attr]
+                elif kind == "thread":
+                    th = threading.Thread(target=self._run_in_thread, args=(task, due, dispatched),
+                                          name=f"tempsched-run-{task.id}", daemon=True)  # fmt: skip
+                    with self._cond:
+                        self._threads.add(th)
+                    th.start()
+                else:
+                    self._submit_remote(task, due, dispatched)
+            except BaseException as exc:  # a failed thread start must not kill the worker
+                self._run_failed(task, due, exc)
+
+    def _run_in_thread(self, task: Task, due: float, dispatched: float) -> None:
+        try:
+            self._run(task, due, dispatched)
+        finally:
+            with self._cond:
+                self._threads.discard(threading.current_thread())
+                self._cond.notify_all()
+
+    def _run(self, task: Task, due: float, dispatched: float) -> None:
+        """Run one task in the current thread and record its start and its end."""
+        clock = self.clock
+        with self._cond:
+            started = clock.now()
+            task.runs += 1
+            if self._log is not None:
+                self._log.start(started, task.id, due, task.name, dispatched)
+        outer = getattr(_in_task, "scheduler", None)
+        _in_task.scheduler = self
+        try:
+            kwargs = task.kwargs
+            result = task.action(*task.args, **kwargs) if kwargs else task.action(*task.args)
+        except BaseException as exc:
+            self._run_failed(task, due, exc, started)
+        else:
+            with self._cond:
+                now = clock.now()
+                if self._log is not None:
+                    self._log.finish(now, task.id, due, task.name, now - started,
+                                     type(result).__name__)  # fmt: skip
+                self._finished(task, now, None)
+        finally:
+            _in_task.scheduler = outer
+
+    def _run_failed(self, task: Task, due: float, exc: BaseException,
+                    started: float | None = None) -> None:  # fmt: skip
+        with self._cond:
+            now = self.clock.now()
+            if self._log is not None:
+                tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+                self._log.error(now, task.id, due, task.name,
+                                math.nan if started is None else now - started,
+                                f"{type(exc).__name__}: {exc}", tb)  # fmt: skip
+            self._exceptions[task.id] = exc
+            self._finished(task, now, exc)
+
+    def _submit_remote(self, task: Task, due: float, dispatched: float) -> None:
+        """Run on an external executor (process pool...): start = handed over."""
+        with self._cond:
+            started = self.clock.now()
+            task.runs += 1
+            if self._log is not None:
+                self._log.start(started, task.id, due, task.name, dispatched)
+        kwargs = task.kwargs or {}
+        future = self._executor.submit(task.action, *task.args, **kwargs)  # type: ignore[union-attr]
+
+        def done(fut: Future[Any]) -> None:
+            exc = fut.exception()
+            if exc is not None:
+                self._run_failed(task, due, exc, started)
+                return
+            with self._cond:
+                now = self.clock.now()
+                if self._log is not None:
+                    self._log.finish(now, task.id, due, task.name, now - started,
+                                     type(fut.result()).__name__)  # fmt: skip
+                self._finished(task, now, None)
+
+        future.add_done_callback(done)
+
+    def _finished(self, task: Task, now: float, exc: BaseException | None) -> None:
+        """A run ended: re-arm a periodic task or settle its final state; the lock is held."""
+        self._running.pop(task.id, None)
+        if task.period is not None and not task.stop_requested and not self._closed:
+            if not self._draining:
+                self._rearm(task, now)
+                self._cond.notify_all()
+                return
+        if task.stop_requested and task.period is not None:
+            state = TaskState.CANCELLED
+        elif task.stop_requested and self._closed:
+            state = TaskState.DROPPED
+        else:
+            state = TaskState.FAILED if exc is not None else TaskState.DONE
+        if self._states[task.id] != TaskState.DROPPED:
+            self._states[task.id] = state
+        self._cond.notify_all()
+
+    def _rearm(self, task: Task, now: float) -> None:
+        """Schedule a periodic task's next run (same ID), as a decision of origin ``periodic``."""
+        period = task.period
+        assert period is not None
+        fixed_delay, policy = self._options.get(task.id, (False, self.misfire))
+        if fixed_delay:
+            due = now + period
+            task.anchor = due
+        else:
+            due = task.anchor + period
+            if due < now:
+                late = max(1, math.ceil((now - task.anchor) / period) - 1)
+                while task.anchor + (late + 1) * period < now:  # float safety
+                    late += 1
+                missed = 0
+                if policy == "skip":
+                    missed = late
+                    due = task.anchor + (late + 1) * period
+                elif policy == "run_once":
+                    missed = late - 1
+                    due = task.anchor + late * period
+                if missed and self._log is not None:
+                    self._log.missed(now, task.id, task.anchor + period, task.name, period,
+                                     missed, policy)  # fmt: skip
+            task.anchor = due
+        if self.resolution is not None:
+            due = _round_up(due, self.resolution)
+        queue = self.queue
+        head_before = queue.head_time()
+        case, _ = queue.classify(due, now, task.action, task.args, task.kwargs, period,
+                                 reject_past=False, dedupe=False)  # fmt: skip
+        task.due = due
+        queue.insert(task)
+        self._states[task.id] = TaskState.PENDING
+        woke = self._notify_if_head(case)
+        self._decisions[task.id] = Decision(case, task.id, due, head_before, queue.head_time(),
+                                            None, woke, Origin.PERIODIC.value)  # fmt: skip
+        if self._log is not None:
+            self._log.schedule(now, task.id, int(case), -1, due, self._fire_time(due), task.name,
+                               short_repr(task.args), period, ORIGIN_CODE["periodic"],
+                               head_before, queue.head_time(), queue.head_size(), len(queue),
+                               woke)  # fmt: skip
+
+    # -- the worker (real clock) --------------------------------------------------------
+    def _work(self) -> None:
+        cond = self._cond
+        clock = self.clock
+        queue = self.queue
+        try:
+            with cond:
+                while True:
+                    if self._closed:
+                        break
+                    if self._draining and not len(queue) and not self._running:
+                        cond.release()
+                        try:
+                            self._close()
+                        finally:
+                            cond.acquire()
+                        break
+                    now = clock.now()
+                    nxt = queue.next_time()
+                    if nxt is None or nxt > now:
+                        wait = None if nxt is None else min(nxt - now, _WAIT_MAX)
+                        self._waiting = True
+                        try:
+                            notified = cond.wait(wait)
+                        finally:
+                            self._waiting = False
+                        if self._log is not None and not self._closed:
+                            self._log.wake(clock.now(), notified, wait, queue.head_time(),
+                                           len(queue))  # fmt: skip
+                        continue
+                    batch = self._take_due(now)
+                    if batch:
+                        cond.release()
+                        try:
+                            self._launch(batch)
+                        finally:
+                            cond.acquire()
+        except BaseException as exc:  # pragma: no cover - a bug; made loud, never silent
+            self._worker_error = exc
+            raise
+        finally:
+            with cond:
+                cond.notify_all()
+
+    def _fire_due(self, now: float) -> None:
+        """Called by a virtual clock: dispatch everything due at ``now``."""
+        with self._cond:
+            if self._closed:
+                return
+            batch = self._take_due(now)
+        self._launch(batch)
+
+    # -- waiting and shutting down ------------------------------------------------------
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until nothing is pending or running (real clock); False on timeout.
+
+        Periodic tasks never leave the scheduler idle: cancel them first.
+        """
+        if self.clock.virtual:
+            raise RuntimeError("wait_idle() needs a real clock; use clock.run_until_idle()")
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: not len(self.queue) and not self._running and not self._threads, timeout
+            )
+
+    def shutdown(
+        self, wait: bool = True, timeout: float | None = None, cancel_pending: bool = True
+    ) -> list[TaskStatus]:
+        """Stop the scheduler; returns the tasks it dropped. Idempotent.
+
+        Args:
+            wait: wait for the worker and for runs in flight to finish.
+            timeout: the longest to wait, in seconds (``None``: no limit).
+            cancel_pending: drop pending tasks now (default); ``False`` lets
+                pending one-shot tasks run at their times first (periodic tasks
+                are not re-armed), then stops.
+
+        Raises ``RuntimeError`` when called with ``wait=True`` from inside one of
+        this scheduler's tasks, which would wait for itself.
+        """
+        if wait and getattr(_in_task, "scheduler", None) is self:
+            raise RuntimeError(
+                "shutdown(wait=True) called from inside one of this scheduler's tasks would "
+                "wait for that task itself (a deadlock); use shutdown(wait=False) there"
+            )
+        if wait and self._worker is threading.current_thread():  # pragma: no cover
+            raise RuntimeError("shutdown(wait=True) from the scheduler's worker would deadlock")
+        deadline = None if timeout is None else _monotonic() + timeout
+        with self._cond:
+            if self._closed:
+                return []
+            if not cancel_pending and not self.clock.virtual:
+                self._draining = True  # the worker closes the scheduler once drained
+                self._cond.notify_all()
+                if not wait:
+                    return []
+        if self._draining:
+            self._wait_drained(deadline)
+        dropped = self._close()
+        if wait:
+            self._join(deadline)
+        elif self._owns_executor and self._executor is not None:
+            self._executor.shutdown(wait=False)
+        return dropped
+
+    def _close(self) -> list[TaskStatus]:
+        """Drop what is pending, mark closed and log it (once)."""
+        with self._cond:
+            if self._closed:
+                return []
+            dropped = self._drop_all()
+            self._closed = True
+            self._draining = False
+            self._cond.notify_all()
+            if self._log is not None:
+                self._log.shutdown(self.clock.now(), -1, "stopped", math.nan, None,
+                                   len(self.queue), f"dropped {len(dropped)} task(s)")  # fmt: skip
+        if self.clock.virtual:
+            self.clock._detach(self)  # type: ignore[attr-defined]
+        return dropped
+
+    def _wait_drained(self, deadline: float | None) -> None:
+        if self.clock.virtual:
+            return  # a virtual clock drains only when stepped; what is left is dropped
+        with self._cond:
+            while len(self.queue) or self._running:
+                remaining = None if deadline is None else deadline - _monotonic()
+                if remaining is not None and remaining <= 0:
+                    return
+                self._cond.wait(remaining if remaining is not None else 1.0)
+
+    def _drop_all(self) -> list[TaskStatus]:
+        """Drop every pending task and stop periodic tasks in flight; the lock is held."""
+        dropped: list[TaskStatus] = []
+        log = self._log
+        now = self.clock.now()
+        pending = [task for _, point in self.queue.points() for task in point]
+        for task in pending:
+            self.queue.remove(task.id)
+            self._states[task.id] = TaskState.DROPPED
+            dropped.append(TaskStatus(task.id, TaskState.DROPPED, task.due, task.name,
+                                      task.period, task.runs))  # fmt: skip
+            if log is not None:
+                log.shutdown(now, task.id, "dropped", task.due, task.name, len(self.queue), None)
+        for task in list(self._running.values()):
+            if task.period is not None and not task.stop_requested:
+                task.stop_requested = True
+                self._states[task.id] = TaskState.DROPPED
+                dropped.append(TaskStatus(task.id, TaskState.DROPPED, None, task.name,
+                                          task.period, task.runs))  # fmt: skip
+                if log is not None:
+                    log.shutdown(now, task.id, "dropped", task.due, task.name, len(self.queue),
+                                 "periodic task in flight: its run finishes, none follows")
+        return dropped
+
+    def _join(self, deadline: float | None) -> None:
+        def remaining() -> float | None:
+            return None if deadline is None else max(0.0, deadline - _monotonic())
+
+        worker = self._worker
+        if worker is not None and worker is not threading.current_thread():
+            worker.join(remaining())
+        if self._owns_executor and self._executor is not None:
+            if deadline is None:
+                self._executor.shutdown(wait=True)
+            else:
+                self._executor.shutdown(wait=False)
+        with self._cond:
+            self._cond.wait_for(lambda: not self._running and not self._threads, remaining())
+
+    def __enter__(self) -> Scheduler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown(wait=True)
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "running"
+        return (
+            f"<Scheduler {self.name or hex(id(self))} {state}: {len(self.queue)} pending, "
+            f"{len(self._running)} running, queue={self.queue.design}, "
+            f"executor={self._executor_kind}, clock={type(self.clock).__name__}>"
+        )
+
+
+def _round_up(due: float, resolution: float) -> float:
+    k = math.ceil(due / resolution)
+    result = k * resolution
+    while result < due:
+        k += 1
+        result = k * resolution
+    return result
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def _creation_site() -> tuple[str, int]:
+    """File and line of the first caller outside this package."""
+    import os
+
+    here = os.path.dirname(__file__)
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(here):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:  # pragma: no cover
+        return ("?", 0)
+    return (frame.f_code.co_filename, frame.f_lineno)
+
+
+def _in_ipython() -> bool:
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        return ipython.get_ipython() is not None  # type: ignore[attr-defined]
+    except Exception:
+        return False
