@@ -17,10 +17,13 @@ hello
 
 from __future__ import annotations
 
+from .analysis import case_counts, lateness_summary, periodic_runs, task_history
+from .audit import AuditReport, audit
 from .clock import Clock, LoopError, RealClock, VirtualClock
 from .decision import TREE, Case, Decision
 from .log import EventLog, Subscription, read_log
 from .queues import QueueSnapshot, QueueState, TimerQueue, make_queue
+from .replay import Replayer, replay, replay_snapshot
 from .scheduler import PastTimeError, Scheduler, SchedulerClosedError, live_schedulers
 from .task import CancelResult, Origin, TaskState, TaskStatus, TaskView
 
@@ -28,6 +31,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "TREE",
+    "AuditReport",
     "CancelResult",
     "Case",
     "Clock",
@@ -39,6 +43,7 @@ __all__ = [
     "QueueSnapshot",
     "QueueState",
     "RealClock",
+    "Replayer",
     "Scheduler",
     "SchedulerClosedError",
     "Subscription",
@@ -48,7 +53,14 @@ __all__ = [
     "TimerQueue",
     "VirtualClock",
     "__version__",
+    "audit",
+    "case_counts",
+    "lateness_summary",
     "live_schedulers",
     "make_queue",
+    "periodic_runs",
     "read_log",
+    "replay",
+    "replay_snapshot",
+    "task_history",
 ]

@@ -131,7 +131,9 @@ TREE: tuple[Question, ...] = (
     Question("at_head", "Same time as the head?", "dup_head", "in_queue"),
     Question("dup_head", "Duplicate of a head task?", Case.DUPLICATE_OF_HEAD, Case.JOINS_HEAD),
     Question("in_queue", "Time point already queued?", "dup_queue", Case.NEW_TIME_POINT),
-    Question("dup_queue", "Duplicate at that time?", Case.DUPLICATE_IN_QUEUE, Case.JOINS_TIME_POINT),
+    Question(
+        "dup_queue", "Duplicate at that time?", Case.DUPLICATE_IN_QUEUE, Case.JOINS_TIME_POINT
+    ),
 )
 
 

@@ -9,8 +9,8 @@ typed pandas DataFrame on demand.
 >>> s = Scheduler(VirtualClock())
 >>> _ = s.schedule(print, delay=1, args=("hi",))
 >>> s.log.to_frame()[["seq", "kind", "case", "due"]]
-   seq      kind case  due
-0    0  schedule    2  1.0
+   seq      kind  case  due
+0    0  schedule     2  1.0
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class Subscription:
 
 def row_dict(row: Row) -> dict[str, Any]:
     """A stored row as a dict of column -> value, with kinds and origins spelled out."""
-    out = {c.name: v for c, v in zip(COLUMNS, row)}
+    out = {c.name: v for c, v in zip(COLUMNS, row, strict=True)}
     out["kind"] = KINDS[out["kind"]]
     origin = out["origin"]
     out["origin"] = ORIGINS[origin] if origin >= 0 else None
@@ -386,8 +386,10 @@ def _columns(rows: Sequence[Row]) -> dict[str, np.ndarray]:
     """Transpose stored rows into one numpy array per stored column."""
     if not rows:
         return {c.name: np.empty(0, dtype=_NP[c.store]) for c in COLUMNS}
-    cols = list(zip(*rows))
-    return {c.name: np.asarray(col, dtype=_NP[c.store]) for c, col in zip(COLUMNS, cols)}
+    cols = list(zip(*rows, strict=True))
+    return {
+        c.name: np.asarray(col, dtype=_NP[c.store]) for c, col in zip(COLUMNS, cols, strict=True)
+    }
 
 
 _NP = {

@@ -209,7 +209,9 @@ class Scheduler:
         fixed_delay: bool = False,
         misfire: str | None = None,
     ) -> int:
-        """Schedule ``action`` at ``at`` or after ``delay`` (once, or every ``period``); returns its ID.
+        """Schedule ``action`` at ``at`` or after ``delay``, once or every ``period``.
+
+        Returns the task's ID.
 
         A duplicate of a pending request (same time, action, arguments and
         period) returns the existing ID (cases 5 and 7). A time in the past
@@ -594,11 +596,11 @@ class Scheduler:
     def _finished(self, task: Task, now: float, exc: BaseException | None) -> None:
         """A run ended: re-arm a periodic task or settle its final state; the lock is held."""
         self._running.pop(task.id, None)
-        if task.period is not None and not task.stop_requested and not self._closed:
-            if not self._draining:
-                self._rearm(task, now)
-                self._cond.notify_all()
-                return
+        periodic = task.period is not None
+        if periodic and not (task.stop_requested or self._closed or self._draining):
+            self._rearm(task, now)
+            self._cond.notify_all()
+            return
         if task.stop_requested and task.period is not None:
             state = TaskState.CANCELLED
         elif task.stop_requested and self._closed:
