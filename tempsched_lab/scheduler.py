@@ -518,7 +518,12 @@ class Scheduler:
                                           name=f"tempsched-run-{task.id}", daemon=True)  # fmt: skip
                     with self._cond:
                         self._threads.add(th)
-                    th.start()
+                    try:
+                        th.start()
+                    except BaseException:
+                        with self._cond:
+                            self._threads.discard(th)
+                        raise
                 else:
                     self._submit_remote(task, due, dispatched)
             except BaseException as exc:  # a failed thread start must not kill the worker
