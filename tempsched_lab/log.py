@@ -509,4 +509,3 @@ def read_log(path: str | os.PathLike[str]) -> pd.DataFrame:
         # Only empty fields are missing: a label such as "None" or "NA" stays text.
         raw = pd.read_csv(p, keep_default_na=False, na_values=[""], dtype=_TEXT_DTYPES)
     return normalize_frame(raw)
-

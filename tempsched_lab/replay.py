@@ -142,5 +142,3 @@ def replay_snapshot(
     replayer = Replayer(frame, queue)
     replayer.advance_to(upto)
     return replayer.snapshot()
-
-

@@ -437,7 +437,9 @@ class Scheduler:
                                   task.runs)  # fmt: skip
             if 0 <= task_id < len(self._states):
                 return TaskStatus(task_id, TaskState(self._states[task_id]))
-            raise KeyError(f"task_id={task_id!r}: no such task (issued: 0..{len(self._states)-1})")
+            raise KeyError(
+                f"task_id={task_id!r}: no such task (issued: 0..{len(self._states) - 1})"
+            )
 
     def exception(self, task_id: int) -> BaseException | None:
         """The exception the task's last failed run raised, or ``None``."""
@@ -810,8 +812,15 @@ class Scheduler:
                 dropped.append(TaskStatus(task.id, TaskState.DROPPED, None, task.name,
                                           task.period, task.runs))  # fmt: skip
                 if log is not None:
-                    log.shutdown(now, task.id, "dropped", task.due, task.name, len(self.queue),
-                                 "periodic task in flight: its run finishes, none follows")
+                    log.shutdown(
+                        now,
+                        task.id,
+                        "dropped",
+                        task.due,
+                        task.name,
+                        len(self.queue),
+                        "periodic task in flight: its run finishes, none follows",
+                    )
         return dropped
 
     def _join(self, deadline: float | None) -> None:

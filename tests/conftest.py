@@ -8,7 +8,7 @@ import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-from tempsched_lab import live_schedulers  # noqa: E402
+from tempsched_lab import live_schedulers
 
 
 @pytest.fixture(autouse=True)

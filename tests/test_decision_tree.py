@@ -28,7 +28,7 @@ def vs():
 
 
 def test_each_case_by_hand(vs):
-    clock, s = vs
+    _, s = vs
     assert s.schedule_decision(job, at=5).case is Case.EMPTY  # id 0
     assert s.schedule_decision(job, at=3).case is Case.EARLIER_THAN_HEAD  # id 1
     assert s.schedule_decision(job, at=7).case is Case.NEW_TIME_POINT  # id 2

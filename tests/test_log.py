@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
@@ -59,10 +60,8 @@ def run_scenario(ops, design="sorteddict"):
     for op in ops:
         if op[0] == "at":
             _, offset, args, period = op
-            try:
+            with contextlib.suppress(PastTimeError):
                 s.schedule(noop, at=clock.now() + offset, args=args, period=period)
-            except PastTimeError:
-                pass
         elif op[0] == "cancel":
             s.cancel(op[1])
         elif op[0] == "advance":
@@ -119,6 +118,7 @@ def test_audit_finds_broken_logs():
 
 def test_thread_hammering_keeps_the_log_gapless_and_sound():
     with Scheduler(executor="pool") as s:
+
         def hammer(seed):
             rng = random.Random(seed)
             mine = []

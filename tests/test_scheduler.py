@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import concurrent.futures
-import math
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -15,7 +14,6 @@ import pytest
 
 from tempsched_lab import (
     CancelResult,
-    Case,
     LoopError,
     PastTimeError,
     RealClock,
@@ -541,5 +539,3 @@ def test_kwargs_and_labels_reach_the_log(vs):
     clock.run_until_idle()
     assert got == {"a": 1}
     assert set(s.log.to_frame()["label"].dropna().astype(str)) == {"updater"}
-
-
