@@ -15,7 +15,7 @@ False
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -213,28 +213,43 @@ def classify(
     due: float,
     now: float,
     head_time: float | None,
-    find_at: Callable[[float], Sequence[Any] | None],
-    is_duplicate: Callable[[Sequence[Any]], Any],
+    point_at: Callable[[float], Any],
+    request: tuple[Any, Any, Any, Any] | None,
     *,
     reject_past: bool = True,
 ) -> tuple[Case, Any]:
     """Walk the tree for a request due at ``due``.
 
-    ``find_at(t)`` returns the tasks pending at exactly ``t`` (or ``None``);
-    ``is_duplicate(tasks)`` returns the matching task or ``None``. Returns the
-    case and the duplicate found (for cases 5 and 7).
+    ``point_at(t)`` returns the tasks pending at exactly ``t`` (an object with
+    ``find_duplicate(action, args, kwargs, period)``, see
+    :class:`~tempsched_lab.queues.TimePoint`) or ``None``. ``request`` is
+    ``(action, args, kwargs, period)``, or ``None`` to never report a
+    duplicate. Returns the case and the duplicate found (cases 5 and 7).
     """
     if reject_past and due < now:
-        return Case.PAST, None
+        return _PAST, None
     if head_time is None:
-        return Case.EMPTY, None
+        return _EMPTY, None
     if due < head_time:
-        return Case.EARLIER_THAN_HEAD, None
+        return _EARLIER, None
+    point = point_at(due)
+    dup = point.find_duplicate(*request) if point and request is not None else None
     if due == head_time:
-        dup = is_duplicate(find_at(due) or ())
-        return (Case.DUPLICATE_OF_HEAD, dup) if dup is not None else (Case.JOINS_HEAD, None)
-    tasks = find_at(due)
-    if not tasks:
-        return Case.NEW_TIME_POINT, None
-    dup = is_duplicate(tasks)
-    return (Case.DUPLICATE_IN_QUEUE, dup) if dup is not None else (Case.JOINS_TIME_POINT, None)
+        return (_DUP_HEAD, dup) if dup is not None else (_JOINS_HEAD, None)
+    if not point:
+        return _NEW_POINT, None
+    return (_DUP_QUEUE, dup) if dup is not None else (_JOINS_POINT, None)
+
+
+_PAST, _EMPTY, _EARLIER, _NEW_POINT = (
+    Case.PAST,
+    Case.EMPTY,
+    Case.EARLIER_THAN_HEAD,
+    Case.NEW_TIME_POINT,
+)
+_DUP_HEAD, _JOINS_HEAD, _DUP_QUEUE, _JOINS_POINT = (
+    Case.DUPLICATE_OF_HEAD,
+    Case.JOINS_HEAD,
+    Case.DUPLICATE_IN_QUEUE,
+    Case.JOINS_TIME_POINT,
+)

@@ -11,8 +11,7 @@ returning IDs that never run.
 >>> clock = VirtualClock()
 >>> s = Scheduler(clock)
 >>> a = s.schedule(print, at=2.0, args=("second",))
->>> b = s.schedule(print, at=1.0, args=("first",))
->>> s.last_decision(b).case.short
+>>> s.schedule_decision(print, at=1.0, args=("first",)).case.short
 'earlier than head'
 >>> _ = clock.run_until_idle()
 first
@@ -37,12 +36,17 @@ from .clock import Clock, RealClock
 from .decision import Case, Decision
 from .log import EventLog
 from .queues import TimerQueue, make_queue
-from .schema import ORIGIN_CODE
+from .schema import ORIGIN_CODE, ORIGINS
 from .task import CancelResult, Origin, Task, TaskState, TaskStatus, label_of, short_repr
 
 __all__ = ["PastTimeError", "Scheduler", "SchedulerClosedError", "live_schedulers"]
 
 _WAIT_MAX = min(threading.TIMEOUT_MAX, 3600.0)  # re-check at least hourly
+_PAST = Case.PAST
+_WAKES = frozenset(c for c in Case if c.wakes_worker)
+_PENDING = int(TaskState.PENDING)
+_USER = ORIGIN_CODE["user"]
+_PERIODIC = ORIGIN_CODE["periodic"]
 _in_task = threading.local()
 _LIVE: weakref.WeakValueDictionary[Any, Scheduler] = weakref.WeakValueDictionary()
 
@@ -114,6 +118,8 @@ class Scheduler:
         if not hasattr(self.clock, "now") or not hasattr(self.clock, "virtual"):
             raise TypeError(f"clock={clock!r}: expected a RealClock or a VirtualClock")
         self.queue: TimerQueue = make_queue(queue, **dict(queue_options or {}))
+        fire_time = getattr(self.queue, "fire_time", None)
+        self._fire: Callable[[float], float] = fire_time or (lambda due: due)
         self.log = EventLog(max_log_rows, enabled=bool(log))
         self._log: EventLog | None = self.log if log else None
         self.resolution = None if resolution is None else check.check_period(resolution)
@@ -121,12 +127,12 @@ class Scheduler:
             raise ValueError(f"resolution={resolution!r}")
         self.misfire = check.check_misfire(misfire)
         self.name = name
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._states = bytearray()
         self._running: dict[int, Task] = {}
         self._options: dict[int, tuple[bool, str]] = {}  # periodic: (fixed_delay, misfire)
         self._exceptions: dict[int, BaseException] = {}
-        self._decisions: dict[int, Decision] = {}
         self._closed = False
         self._draining = False
         self._waiting = False
@@ -225,10 +231,9 @@ class Scheduler:
         >>> s.schedule(print, delay=5, args=("later",))
         0
         """
-        return self.schedule_decision(
-            action, at=at, delay=delay, period=period, args=args, kwargs=kwargs, label=label,
-            fixed_delay=fixed_delay, misfire=misfire,
-        ).task_id  # type: ignore[return-value]  # fmt: skip
+        return self._submit(
+            action, at, delay, period, args, kwargs, label, fixed_delay, misfire, _USER
+        )[1]
 
     def schedule_decision(
         self,
@@ -242,9 +247,11 @@ class Scheduler:
         label: str | None = None,
         fixed_delay: bool = False,
         misfire: str | None = None,
-        origin: Origin = Origin.USER,
+        origin: Origin | str = Origin.USER,
     ) -> Decision:
         """Like :meth:`schedule`, but returns the whole :class:`~tempsched_lab.Decision`.
+
+        ``origin`` tags the decision in the log (the compat facade passes ``"compat"``).
 
         >>> from tempsched_lab import VirtualClock
         >>> s = Scheduler(VirtualClock())
@@ -252,41 +259,84 @@ class Scheduler:
         >>> d.case, d.task_id, d.head_after
         (<Case.EMPTY: 2>, 0, 3.0)
         """
+        code = ORIGIN_CODE[Origin(origin).value]
+        case, task_id, dup_id, due, head_before, head_after, woke = self._submit(
+            action, at, delay, period, args, kwargs, label, fixed_delay, misfire, code
+        )
+        return Decision(case, task_id, due, head_before, head_after, dup_id, woke, ORIGINS[code])
+
+    def _submit(
+        self,
+        action: Any,
+        at: Any,
+        delay: Any,
+        period: Any,
+        args: Any,
+        kwargs: Any,
+        label: Any,
+        fixed_delay: bool,
+        misfire: Any,
+        origin: int,
+    ) -> tuple[Case, int, int | None, float, float | None, float | None, bool]:
+        """Validate, take the decision under the lock, apply it; returns its parts.
+
+        The common shapes (a plain callable, a float time, a tuple of args) are
+        checked inline; everything else goes through :mod:`.validation`.
+        """
         try:
-            action = check.check_action(action)
-            period = check.check_period(period)
-            args = check.check_args(args)
-            kwargs = check.check_kwargs(kwargs)
-            label = check.check_label(label)
+            if not callable(action):
+                action = check.check_action(action)
+            if period is not None:
+                period = check.check_period(period)
+            if type(args) is not tuple:
+                args = check.check_args(args)
+            if kwargs is not None:
+                kwargs = check.check_kwargs(kwargs)
+            if label is not None and type(label) is not str:
+                check.check_label(label)
             if misfire is not None:
                 misfire = check.check_misfire(misfire)
-            if at is not None and delay is not None:
-                raise ValueError(f"at={at!r} and delay={delay!r}: give one of them, not both")
-            if at is None and delay is None and period is None:
+            if at is not None:
+                if delay is not None:
+                    raise ValueError(f"at={at!r} and delay={delay!r}: give one of them, not both")
+                if type(at) is not float or at - at != 0.0:
+                    at = (
+                        self.clock.from_datetime(at)
+                        if isinstance(at, datetime)
+                        else check.check_number("at", at)
+                    )
+            elif delay is not None:
+                if type(delay) is not float or delay - delay != 0.0 or delay > check.MAX_HORIZON:
+                    delay = check.check_delay(delay)
+            elif period is None:
                 raise ValueError("at=None, delay=None, period=None: give a time (at or delay)")
-            if delay is not None:
-                delay = check.check_delay(delay)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError, OSError) as exc:
             self._record_invalid(action, args, period, label, origin, exc)
+            if isinstance(exc, (OverflowError, OSError)):
+                raise ValueError(f"at={at!r}: cannot convert to a time: {exc}") from None
             raise
-        cond = self._cond
-        with cond:
-            self._check_open()
+        with self._lock:
+            if self._closed or self._draining or self._worker_error is not None:
+                self._check_open()
             now = self.clock.now()
             if at is not None:
-                try:
-                    due = check.check_time("at", at, now, self.clock.from_datetime)
-                except (TypeError, ValueError) as exc:
+                due = at
+                if not -check.MAX_HORIZON <= due - now <= check.MAX_HORIZON:
+                    exc = ValueError(
+                        f"at={at!r}: more than {check.MAX_HORIZON:g} s (~31 years) away "
+                        f"from now={now!r}"
+                    )
                     self._record_invalid_locked(now, action, args, period, label, origin, exc)
-                    raise
+                    raise exc
             elif delay is not None:
                 due = now + delay
             else:
-                due = now + period  # type: ignore[operator]
+                due = now + period
             if self.resolution is not None:
                 due = _round_up(due, self.resolution)
-            return self._decide(now, due, action, args, kwargs, period, label, origin,
-                                fixed_delay, misfire)  # fmt: skip
+            return self._decide(
+                now, due, action, args, kwargs, period, label, origin, fixed_delay, misfire
+            )
 
     def _decide(
         self,
@@ -297,76 +347,78 @@ class Scheduler:
         kwargs: dict[str, Any] | None,
         period: float | None,
         label: str | None,
-        origin: Origin,
+        origin: int,
         fixed_delay: bool,
         misfire: str | None,
-    ) -> Decision:
+    ) -> tuple[Case, int, int | None, float, float | None, float | None, bool]:
         """The decision tree and its effects; the lock is held."""
         queue = self.queue
         head_before = queue.head_time()
         case, dup = queue.classify(due, now, action, args, kwargs, period)
         log = self._log
-        if case is Case.PAST:
-            decision = Decision(case, None, due, head_before, head_before, origin=origin.value)
+        if case is _PAST:
             if log is not None:
                 log.reject(now, 1, due, label or label_of(action), short_repr(args), period,
-                           ORIGIN_CODE[origin.value], head_before, len(queue),
+                           origin, head_before, len(queue),
                            f"due={due!r} is before now={now!r}")  # fmt: skip
             raise PastTimeError(
                 f"at/delay: the requested time {due!r} is in the past (now={now!r}); "
                 "case 1: nothing was scheduled",
-                decision,
+                Decision(case, None, due, head_before, head_before, origin=ORIGINS[origin]),
             )
         if dup is not None:
-            decision = Decision(case, dup.id, due, head_before, head_before, dup.id,
-                                False, origin.value)  # fmt: skip
             if log is not None:
-                log.schedule(now, dup.id, int(case), dup.id, due, self._fire_time(due),
-                             label or label_of(action), short_repr(args), period,
-                             ORIGIN_CODE[origin.value], head_before, head_before,
-                             queue.head_size(), len(queue), False)  # fmt: skip
-            return decision
+                log.schedule(now, dup.id, case, dup.id, due, self._fire(due),
+                             label or label_of(action), short_repr(args), period, origin,
+                             head_before, head_before, queue.head_size(), len(queue),
+                             False)  # fmt: skip
+            return case, dup.id, dup.id, due, head_before, head_before, False
         task_id = len(self._states)
-        task = Task(task_id, due, action, args, kwargs, period, label, origin)
-        self._states.append(TaskState.PENDING)
-        queue.insert(task)
+        if label is None:
+            label = label_of(action)
+        task = Task(task_id, due, action, args, kwargs, period, label)
+        self._states.append(_PENDING)
         if period is not None and (fixed_delay or (misfire and misfire != self.misfire)):
             self._options[task_id] = (fixed_delay, misfire or self.misfire)
-        woke = self._notify_if_head(case)
-        decision = Decision(case, task_id, due, head_before, queue.head_time(), None, woke,
-                            origin.value)  # fmt: skip
-        self._decisions[task_id] = decision
-        if log is not None:
-            log.schedule(now, task_id, int(case), -1, due, self._fire_time(due), task.name,
-                         short_repr(args), period, ORIGIN_CODE[origin.value], head_before,
-                         decision.head_after, queue.head_size(), len(queue), woke)  # fmt: skip
-        return decision
+        woke = self._store(task, case, now, head_before, origin)
+        return case, task_id, None, due, head_before, queue.head_time(), woke
 
-    def _notify_if_head(self, case: Case) -> bool:
-        if case.wakes_worker and self._waiting:
+    def _store(
+        self, task: Task, case: Case, now: float, head_before: float | None, origin: int
+    ) -> bool:
+        """Insert a decided task, wake the worker if the head moved earlier, log it.
+
+        The lock is held. Returns whether the worker was woken.
+        """
+        queue = self.queue
+        queue.insert(task)
+        self._states[task.id] = _PENDING
+        woke = False
+        if case in _WAKES and self._waiting:
             self._cond.notify()
-            return True
-        return False
+            woke = True
+        log = self._log
+        if log is not None:
+            log.schedule(now, task.id, case, -1, task.due, self._fire(task.due), task.label,
+                         short_repr(task.args), task.period, origin, head_before,
+                         queue.head_time(), queue.head_size(), len(queue), woke)  # fmt: skip
+        return woke
 
-    def _fire_time(self, due: float) -> float:
-        fire = getattr(self.queue, "fire_time", None)
-        return due if fire is None else fire(due)
-
-    def _record_invalid(self, action: Any, args: Any, period: Any, label: Any, origin: Origin,
+    def _record_invalid(self, action: Any, args: Any, period: Any, label: Any, origin: int,
                         exc: BaseException) -> None:  # fmt: skip
         if self._log is None:
             return
-        with self._cond:
+        with self._lock:
             self._record_invalid_locked(self.clock.now(), action, args, period, label, origin, exc)
 
     def _record_invalid_locked(self, now: float, action: Any, args: Any, period: Any, label: Any,
-                               origin: Origin, exc: BaseException) -> None:  # fmt: skip
+                               origin: int, exc: BaseException) -> None:  # fmt: skip
         if self._log is None:
             return
         text_label = label if isinstance(label, str) else short_repr(action)
         p = period if isinstance(period, float) else math.nan
-        self._log.reject(now, 0, math.nan, text_label, short_repr(args), p,
-                         ORIGIN_CODE[origin.value], self.queue.head_time(), len(self.queue),
+        self._log.reject(now, 0, math.nan, text_label, short_repr(args), p, origin,
+                         self.queue.head_time(), len(self.queue),
                          f"{type(exc).__name__}: {exc}")  # fmt: skip
 
     def _check_open(self) -> None:
@@ -404,12 +456,12 @@ class Scheduler:
                 queue.remove(task_id)
                 self._states[task_id] = TaskState.CANCELLED
                 result = CancelResult.CANCELLED
-                due, label = task.due, task.name
+                due, label = task.due, task.label
             elif task_id in self._running:
                 task = self._running[task_id]
                 task.stop_requested = True
                 result, where = CancelResult.RUNNING, "running"
-                due, label = task.due, task.name
+                due, label = task.due, task.label
             elif 0 <= task_id < len(self._states):
                 result = CancelResult.ALREADY_DONE
             else:
@@ -429,11 +481,11 @@ class Scheduler:
         with self._cond:
             task = self.queue.get(task_id)
             if task is not None:
-                return TaskStatus(task_id, TaskState.PENDING, task.due, task.name, task.period,
+                return TaskStatus(task_id, TaskState.PENDING, task.due, task.label, task.period,
                                   task.runs)  # fmt: skip
             task = self._running.get(task_id)
             if task is not None:
-                return TaskStatus(task_id, TaskState.RUNNING, None, task.name, task.period,
+                return TaskStatus(task_id, TaskState.RUNNING, None, task.label, task.period,
                                   task.runs)  # fmt: skip
             if 0 <= task_id < len(self._states):
                 return TaskStatus(task_id, TaskState(self._states[task_id]))
@@ -444,10 +496,6 @@ class Scheduler:
     def exception(self, task_id: int) -> BaseException | None:
         """The exception the task's last failed run raised, or ``None``."""
         return self._exceptions.get(task_id)
-
-    def last_decision(self, task_id: int) -> Decision | None:
-        """The decision that created (or last re-armed) task ``task_id``."""
-        return self._decisions.get(task_id)
 
     @property
     def pending(self) -> int:
@@ -494,13 +542,13 @@ class Scheduler:
                 running[task.id] = task
                 states[task.id] = TaskState.RUNNING
                 if log is not None:
-                    log.dispatch(now, task.id, task.due, self._fire_time(task.due), task.name,
+                    log.dispatch(now, task.id, task.due, self._fire(task.due), task.label,
                                  queue.head_time(), len(queue))  # fmt: skip
                 if isinstance(task.action, threading.Event):
                     task.action.set()
                     task.runs += 1
                     if log is not None:
-                        log.event_set(now, task.id, task.due, task.name)
+                        log.event_set(now, task.id, task.due, task.label)
                     self._finished(task, now, None)
                 else:
                     batch.append((task, task.due, now))
@@ -546,7 +594,7 @@ class Scheduler:
             started = clock.now()
             task.runs += 1
             if self._log is not None:
-                self._log.start(started, task.id, due, task.name, dispatched)
+                self._log.start(started, task.id, due, task.label, dispatched)
         outer = getattr(_in_task, "scheduler", None)
         _in_task.scheduler = self
         try:
@@ -558,7 +606,7 @@ class Scheduler:
             with self._cond:
                 now = clock.now()
                 if self._log is not None:
-                    self._log.finish(now, task.id, due, task.name, now - started,
+                    self._log.finish(now, task.id, due, task.label, now - started,
                                      type(result).__name__)  # fmt: skip
                 self._finished(task, now, None)
         finally:
@@ -570,7 +618,7 @@ class Scheduler:
             now = self.clock.now()
             if self._log is not None:
                 tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-                self._log.error(now, task.id, due, task.name,
+                self._log.error(now, task.id, due, task.label,
                                 math.nan if started is None else now - started,
                                 f"{type(exc).__name__}: {exc}", tb)  # fmt: skip
             self._exceptions[task.id] = exc
@@ -582,7 +630,7 @@ class Scheduler:
             started = self.clock.now()
             task.runs += 1
             if self._log is not None:
-                self._log.start(started, task.id, due, task.name, dispatched)
+                self._log.start(started, task.id, due, task.label, dispatched)
         kwargs = task.kwargs or {}
         future = self._executor.submit(task.action, *task.args, **kwargs)  # type: ignore[union-attr]
 
@@ -594,7 +642,7 @@ class Scheduler:
             with self._cond:
                 now = self.clock.now()
                 if self._log is not None:
-                    self._log.finish(now, task.id, due, task.name, now - started,
+                    self._log.finish(now, task.id, due, task.label, now - started,
                                      type(fut.result()).__name__)  # fmt: skip
                 self._finished(task, now, None)
 
@@ -640,26 +688,16 @@ class Scheduler:
                     missed = late - 1
                     due = task.anchor + late * period
                 if missed and self._log is not None:
-                    self._log.missed(now, task.id, task.anchor + period, task.name, period,
+                    self._log.missed(now, task.id, task.anchor + period, task.label, period,
                                      missed, policy)  # fmt: skip
             task.anchor = due
         if self.resolution is not None:
             due = _round_up(due, self.resolution)
-        queue = self.queue
-        head_before = queue.head_time()
-        case, _ = queue.classify(due, now, task.action, task.args, task.kwargs, period,
-                                 reject_past=False, dedupe=False)  # fmt: skip
+        head_before = self.queue.head_time()
+        # a re-arm is never rejected (catch-up runs may be due in the past) nor merged
+        case, _ = self.queue.classify(due, now, reject_past=False, dedupe=False)
         task.due = due
-        queue.insert(task)
-        self._states[task.id] = TaskState.PENDING
-        woke = self._notify_if_head(case)
-        self._decisions[task.id] = Decision(case, task.id, due, head_before, queue.head_time(),
-                                            None, woke, Origin.PERIODIC.value)  # fmt: skip
-        if self._log is not None:
-            self._log.schedule(now, task.id, int(case), -1, due, self._fire_time(due), task.name,
-                               short_repr(task.args), period, ORIGIN_CODE["periodic"],
-                               head_before, queue.head_time(), queue.head_size(), len(queue),
-                               woke)  # fmt: skip
+        self._store(task, case, now, head_before, _PERIODIC)
 
     # -- the worker (real clock) --------------------------------------------------------
     def _work(self) -> None:
@@ -801,15 +839,15 @@ class Scheduler:
         for task in pending:
             self.queue.remove(task.id)
             self._states[task.id] = TaskState.DROPPED
-            dropped.append(TaskStatus(task.id, TaskState.DROPPED, task.due, task.name,
+            dropped.append(TaskStatus(task.id, TaskState.DROPPED, task.due, task.label,
                                       task.period, task.runs))  # fmt: skip
             if log is not None:
-                log.shutdown(now, task.id, "dropped", task.due, task.name, len(self.queue), None)
+                log.shutdown(now, task.id, "dropped", task.due, task.label, len(self.queue), None)
         for task in list(self._running.values()):
             if task.period is not None and not task.stop_requested:
                 task.stop_requested = True
                 self._states[task.id] = TaskState.DROPPED
-                dropped.append(TaskStatus(task.id, TaskState.DROPPED, None, task.name,
+                dropped.append(TaskStatus(task.id, TaskState.DROPPED, None, task.label,
                                           task.period, task.runs))  # fmt: skip
                 if log is not None:
                     log.shutdown(
@@ -817,7 +855,7 @@ class Scheduler:
                         task.id,
                         "dropped",
                         task.due,
-                        task.name,
+                        task.label,
                         len(self.queue),
                         "periodic task in flight: its run finishes, none follows",
                     )

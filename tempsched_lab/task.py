@@ -101,7 +101,6 @@ class Task:
         "id",
         "kwargs",
         "label",
-        "origin",
         "period",
         "runs",
         "slot",
@@ -117,7 +116,6 @@ class Task:
         kwargs: Mapping[str, Any] | None,
         period: float | None,
         label: str | None,
-        origin: Origin = Origin.USER,
     ) -> None:
         self.id = task_id
         self.due = due
@@ -127,7 +125,6 @@ class Task:
         self.kwargs = kwargs
         self.period = period
         self.label = label
-        self.origin = origin
         self.runs = 0
         self.slot: Any = None
         self.stop_requested = False

@@ -226,24 +226,20 @@ class TimerQueue(abc.ABC):
         self,
         due: float,
         now: float,
-        action: Any,
-        args: tuple[Any, ...],
-        kwargs: Any,
-        period: float | None,
+        action: Any = None,
+        args: tuple[Any, ...] = (),
+        kwargs: Any = None,
+        period: float | None = None,
         *,
         reject_past: bool = True,
         dedupe: bool = True,
     ) -> tuple[Case, Task | None]:
-        """Run the shared decision tree for a request; returns the case and any duplicate."""
+        """Run the shared decision tree for a request; returns the case and any duplicate.
 
-        def is_duplicate(tasks: Any) -> Task | None:
-            if not dedupe or not tasks:
-                return None
-            return tasks.find_duplicate(action, args, kwargs, period)
-
-        return classify(
-            due, now, self.head_time(), self.tasks_at, is_duplicate, reject_past=reject_past
-        )
+        ``dedupe=False`` (periodic re-arms) never reports a duplicate.
+        """
+        request = (action, args, kwargs, period) if dedupe else None
+        return classify(due, now, self.head_time(), self.tasks_at, request, reject_past=reject_past)
 
     def insert(self, task: Task) -> None:
         """Store a task at ``task.due`` (the decision was taken by :meth:`classify`)."""

@@ -52,15 +52,18 @@ class SortedDictQueue(TimerQueue):
             self._head_time = due
             self._head = TimePoint((task,))
         elif due < head:
-            self._later[head] = self._head
+            self._later[head] = self._head if len(self._head) > 1 else self._head[0]
             self._head_time = due
             self._head = TimePoint((task,))
         elif due == head:
             self._head.add(task)
         else:
-            point = self._later.get(due)
+            later = self._later
+            point = later.get(due)
             if point is None:
-                self._later[due] = TimePoint((task,))
+                later[due] = task  # a lone task is stored bare: a list per task costs memory
+            elif type(point) is Task:
+                later[due] = TimePoint((point, task))
             else:
                 point.add(task)
 
@@ -72,20 +75,25 @@ class SortedDictQueue(TimerQueue):
                 self._promote()
             return
         point = self._later[due]
-        point.discard(task)
-        if not point:
+        if type(point) is Task:
             del self._later[due]
+            return
+        point.discard(task)
+        if len(point) == 1:
+            self._later[due] = point[0]
 
     def _promote(self) -> None:
         if self._later:
-            self._head_time, self._head = self._later.popitem(0)
+            self._head_time, point = self._later.popitem(0)
+            self._head = TimePoint((point,)) if type(point) is Task else point
         else:
             self._head_time, self._head = None, TimePoint()
 
     def tasks_at(self, due: float) -> TimePoint | None:
         if due == self._head_time:
             return self._head
-        return self._later.get(due)
+        point = self._later.get(due)
+        return TimePoint((point,)) if type(point) is Task else point
 
     def head_time(self) -> float | None:
         return self._head_time
@@ -106,13 +114,16 @@ class SortedDictQueue(TimerQueue):
     def points(self) -> Iterator[tuple[float, TimePoint]]:
         if self._head_time is not None:
             yield self._head_time, self._head
-        yield from self._later.items()
+        for t, point in self._later.items():
+            yield t, (TimePoint((point,)) if type(point) is Task else point)
 
     def picture(self) -> dict[str, Any]:
         return {
             "head_time": self._head_time,
             "head": [task.id for task in self._head],
-            "time_points": [(t, [task.id for task in tp]) for t, tp in self._later.items()],
+            "time_points": [(t, [task.id for task in tp]) for t, tp in self.points()][
+                1 if self._head_time is not None else 0 :
+            ],
         }
 
     def check_invariants(self) -> None:
