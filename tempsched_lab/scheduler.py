@@ -788,7 +788,9 @@ class Scheduler:
             raise RuntimeError("shutdown(wait=True) from the scheduler's worker would deadlock")
         deadline = None if timeout is None else _monotonic() + timeout
         with self._cond:
-            if self._closed:
+            if self._closed:  # already stopped: nothing to drop, but still honour wait
+                if wait:
+                    self._join(deadline, lock_held=True)
                 return []
             if not cancel_pending and not self.clock.virtual:
                 self._draining = True  # the worker closes the scheduler once drained
@@ -861,18 +863,20 @@ class Scheduler:
                     )
         return dropped
 
-    def _join(self, deadline: float | None) -> None:
+    def _join(self, deadline: float | None, *, lock_held: bool = False) -> None:
+        """Wait for the worker, the owned pool and every run in flight (up to ``deadline``)."""
+
         def remaining() -> float | None:
             return None if deadline is None else max(0.0, deadline - _monotonic())
 
+        if lock_held:
+            self._cond.wait_for(lambda: not self._running and not self._threads, remaining())
+            return
         worker = self._worker
         if worker is not None and worker is not threading.current_thread():
             worker.join(remaining())
         if self._owns_executor and self._executor is not None:
-            if deadline is None:
-                self._executor.shutdown(wait=True)
-            else:
-                self._executor.shutdown(wait=False)
+            self._executor.shutdown(wait=deadline is None)
         with self._cond:
             self._cond.wait_for(lambda: not self._running and not self._threads, remaining())
 

@@ -539,3 +539,18 @@ def test_kwargs_and_labels_reach_the_log(vs):
     clock.run_until_idle()
     assert got == {"a": 1}
     assert set(s.log.to_frame()["label"].dropna().astype(str)) == {"updater"}
+
+
+def test_a_second_shutdown_with_wait_still_waits_for_runs_in_flight():
+    s = Scheduler(executor="thread")
+    started = threading.Event()
+
+    def slow():
+        started.set()
+        time.sleep(0.3)
+
+    s.schedule(slow, delay=0.01)
+    assert started.wait(5)
+    s.shutdown(wait=False)
+    s.shutdown(wait=True)
+    assert s.running == 0
