@@ -16,6 +16,7 @@ typed pandas DataFrame on demand.
 from __future__ import annotations
 
 import collections
+import gc
 import math
 import os
 import threading
@@ -26,12 +27,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .schema import COLUMNS, KIND_CODE, KINDS, ORIGINS
+from .schema import COLUMNS, KIND_CODE, KINDS, LAYOUTS, ORIGIN_CODE, ORIGINS
 
 __all__ = ["EventLog", "Subscription", "read_log"]
 
-NAN = math.nan
-_K = KIND_CODE
 _CHUNK = 65_536
 Row = tuple[Any, ...]
 
@@ -49,7 +48,7 @@ class Subscription:
         self._log = log
         self.callback = callback
         self.kinds = kinds
-        self._pending: collections.deque[Row] = collections.deque()
+        self._pending: collections.deque[tuple[int, Row]] = collections.deque()
         self._wake = threading.Event()
         self._closed = False
         self.delivered = 0
@@ -60,9 +59,9 @@ class Subscription:
         )
         self._thread.start()
 
-    def _offer(self, row: Row) -> None:
-        if self.kinds is None or row[3] in self.kinds:
-            self._pending.append(row)
+    def _offer(self, seq: int, row: Row) -> None:
+        if self.kinds is None or row[0] in self.kinds:
+            self._pending.append((seq, row))
             self._wake.set()
 
     def _run(self) -> None:
@@ -71,9 +70,9 @@ class Subscription:
             self._wake.wait()
             self._wake.clear()
             while pending:
-                row = pending.popleft()
+                seq, row = pending.popleft()
                 try:
-                    self.callback(row_dict(row))
+                    self.callback(row_dict(seq, row))
                 except Exception as exc:
                     self.errors += 1
                     self.last_error = exc
@@ -102,12 +101,29 @@ class Subscription:
         self._wake.set()
 
 
-def row_dict(row: Row) -> dict[str, Any]:
-    """A stored row as a dict of column -> value, with kinds and origins spelled out."""
-    out = {c.name: v for c, v in zip(COLUMNS, row, strict=True)}
-    out["kind"] = KINDS[out["kind"]]
+def row_dict(seq: int, row: Row) -> dict[str, Any]:
+    """A stored row as a dict of every column (missing ones as ``None``/NaN)."""
+    out: dict[str, Any] = dict(_BLANK)
+    kind = KINDS[row[0]]
+    out["seq"], out["kind"], out["t"], out["wall"], out["thread"] = seq, kind, *row[1:4]
+    for name, value in zip(LAYOUTS[kind], row[4:], strict=True):
+        out[name] = value
+    for name, value in _CONSTANT[kind]:
+        out[name] = value
+    if kind in ("reject", "wake"):
+        out["head_after"] = out["head_before"]
+    if kind in _LATE_KINDS:
+        out["lateness"] = out["t"] - out["due"]
+    if kind == "start":
+        out["queue_delay"] = out["t"] - out.pop("dispatched")
     origin = out["origin"]
-    out["origin"] = ORIGINS[origin] if origin >= 0 else None
+    out["origin"] = ORIGINS[origin] if isinstance(origin, int) and origin >= 0 else None
+    for name in ("task_id", "dup_of", "ready_size", "queue_size", "missed"):
+        if out[name] == -1:
+            out[name] = None
+    out["case"] = out["case"] or None
+    woke = out["woke"]
+    out["woke"] = None if woke == -1 or woke is None else bool(woke)
     return out
 
 
@@ -131,7 +147,7 @@ class EventLog:
             [] if max_rows is None else collections.deque(maxlen=max_rows)
         )
         self._seq = 0
-        self._taps: list[Callable[[Row], Any]] = []
+        self._taps: list[Callable[[int, Row], Any]] = []
         self._subs: list[Subscription] = []
         self._chunks: list[dict[str, np.ndarray]] = []  # converted full chunks (list mode)
         self._current = threading.current_thread
@@ -153,24 +169,31 @@ class EventLog:
 
     def rows(self) -> list[dict[str, Any]]:
         """The stored rows as dicts (for small logs and tests)."""
-        return [row_dict(r) for r in list(self._rows)]
+        first = self.dropped
+        return [row_dict(first + i, r) for i, r in enumerate(list(self._rows))]
 
     def tail(self, n: int = 20) -> pd.DataFrame:
         """The last ``n`` rows as a DataFrame."""
-        rows = list(self._rows)[-n:] if n > 0 else []
-        return _frame(rows, [])
+        rows = list(self._rows)
+        kept = rows[-n:] if n > 0 else []
+        return _frame([_columns(kept, self._seq - len(kept))])
 
     def to_frame(self) -> pd.DataFrame:
-        """All stored rows as a typed DataFrame (built now, from the stored tuples)."""
+        """All stored rows as a typed DataFrame (built now, from the stored tuples).
+
+        Full chunks of an unbounded log are converted once and cached, so
+        repeated calls (a live dashboard) only convert what is new.
+        """
         rows = self._rows
         if isinstance(rows, list):
             n = len(rows)
             while (len(self._chunks) + 1) * _CHUNK <= n:
                 k = len(self._chunks)
-                self._chunks.append(_columns(rows[k * _CHUNK : (k + 1) * _CHUNK]))
+                self._chunks.append(_columns(rows[k * _CHUNK : (k + 1) * _CHUNK], k * _CHUNK))
             done = len(self._chunks) * _CHUNK
-            return _frame(rows[done:n], self._chunks)
-        return _frame(list(rows), [])
+            return _frame([*self._chunks, _columns(rows[done:n], done)])
+        kept = list(rows)
+        return _frame([_columns(kept, self._seq - len(kept))])
 
     # -- subscribing ------------------------------------------------------------------
     def subscribe(
@@ -204,8 +227,8 @@ class EventLog:
         call the scheduler from it. Returns a function that removes the tap.
         """
 
-        def run(row: Row) -> None:
-            callback(row_dict(row))
+        def run(seq: int, row: Row) -> None:
+            callback(row_dict(seq, row))
 
         self._taps = [*self._taps, run]
 
@@ -215,17 +238,18 @@ class EventLog:
         return remove
 
     # -- recording (the scheduler holds its lock) ------------------------------------
+    # Each kind stores only its own fields (see schema.LAYOUTS), after the common
+    # (kind code, t, wall, thread); seq is the row's position. Floats may be None.
     def _push(self, row: Row) -> None:
-        self._rows.append(row)
-        for tap in self._taps:
-            tap(row)
-        for sub in self._subs:
-            sub._offer(row)
-
-    def _next(self) -> int:
         seq = self._seq
         self._seq = seq + 1
-        return seq
+        self._rows.append(row)
+        if self._taps:
+            for tap in self._taps:
+                tap(seq, row)
+        if self._subs:
+            for sub in self._subs:
+                sub._offer(seq, row)
 
     def schedule(
         self,
@@ -246,13 +270,9 @@ class EventLog:
         woke: bool,
     ) -> None:
         """A decision of case 2-8."""
-        self._push((
-            self._next(), t, self._wall(), 0, task_id, case, dup_of, due, fire_at, label, args,
-            NAN if period is None else period, origin, None, None, NAN, NAN, NAN, NAN,
-            NAN if head_before is None else head_before,
-            NAN if head_after is None else head_after,
-            ready_size, queue_size, int(woke), -1, self._current().name, None, None,
-        ))  # fmt: skip
+        self._push((0, t, self._wall(), self._current().name, task_id, case, dup_of, due,
+                    fire_at, label, args, period, origin, head_before, head_after, ready_size,
+                    queue_size, woke))  # fmt: skip
 
     def reject(
         self,
@@ -268,97 +288,59 @@ class EventLog:
         reason: str,
     ) -> None:
         """A rejected request: case 1, or invalid input (case 0 = not classified)."""
-        h = NAN if head is None else head
-        self._push((
-            self._next(), t, self._wall(), 1, -1, case, -1, due, NAN, label, args,
-            NAN if period is None else period, origin, "rejected", None, NAN, NAN, NAN, NAN,
-            h, h, -1, queue_size, 0, -1, self._current().name, reason, None,
-        ))  # fmt: skip
+        self._push((1, t, self._wall(), self._current().name, case, due, label, args, period,
+                    origin, head, queue_size, reason))  # fmt: skip
 
     def wake(self, t: float, notified: bool, wait: float | None, head: float | None,
              queue_size: int) -> None:  # fmt: skip
         """The worker woke up: notified, or its wait timed out."""
-        h = NAN if head is None else head
-        self._push((
-            self._next(), t, self._wall(), 2, -1, 0, -1, NAN, NAN, None, None, NAN, -1,
-            "notified" if notified else "timeout", None, NAN, NAN, NAN,
-            NAN if wait is None else wait, h, h, -1, queue_size, -1, -1,
-            self._current().name, None, None,
-        ))  # fmt: skip
+        self._push((2, t, self._wall(), self._current().name,
+                    "notified" if notified else "timeout", wait, head, queue_size))  # fmt: skip
 
     def dispatch(self, t: float, task_id: int, due: float, fire_at: float, label: str,
                  head_after: float | None, queue_size: int) -> None:  # fmt: skip
         """A due task was handed to its executor."""
-        self._push((
-            self._next(), t, self._wall(), 3, task_id, 0, -1, due, fire_at, label, None,
-            NAN, -1, None, None, t - due, NAN, NAN, NAN, NAN,
-            NAN if head_after is None else head_after, -1, queue_size, -1, -1,
-            self._current().name, None, None,
-        ))  # fmt: skip
+        self._push((3, t, self._wall(), self._current().name, task_id, due, fire_at, label,
+                    head_after, queue_size))  # fmt: skip
 
     def start(self, t: float, task_id: int, due: float, label: str, dispatched: float) -> None:
         """A run started."""
-        self._push((
-            self._next(), t, self._wall(), 4, task_id, 0, -1, due, NAN, label, None, NAN, -1,
-            None, None, t - due, t - dispatched, NAN, NAN, NAN, NAN, -1, -1, -1, -1,
-            self._current().name, None, None,
-        ))  # fmt: skip
+        self._push((4, t, self._wall(), self._current().name, task_id, due, label, dispatched))
 
     def finish(self, t: float, task_id: int, due: float, label: str, duration: float,
                result_type: str) -> None:  # fmt: skip
         """A run returned normally."""
-        self._push((
-            self._next(), t, self._wall(), 5, task_id, 0, -1, due, NAN, label, None, NAN, -1,
-            result_type, None, NAN, NAN, duration, NAN, NAN, NAN, -1, -1, -1, -1,
-            self._current().name, None, None,
-        ))  # fmt: skip
+        self._push((5, t, self._wall(), self._current().name, task_id, due, label, duration,
+                    result_type))  # fmt: skip
 
     def error(self, t: float, task_id: int, due: float, label: str, duration: float,
               error: str, traceback_text: str) -> None:  # fmt: skip
         """A run raised."""
-        self._push((
-            self._next(), t, self._wall(), 6, task_id, 0, -1, due, NAN, label, None, NAN, -1,
-            "error", None, NAN, NAN, duration, NAN, NAN, NAN, -1, -1, -1, -1,
-            self._current().name, error, traceback_text,
-        ))  # fmt: skip
+        self._push((6, t, self._wall(), self._current().name, task_id, due, label, duration,
+                    error, traceback_text))  # fmt: skip
 
     def event_set(self, t: float, task_id: int, due: float, label: str) -> None:
         """A ``threading.Event`` action was set (inline, by the worker)."""
-        self._push((
-            self._next(), t, self._wall(), 7, task_id, 0, -1, due, NAN, label, None, NAN, -1,
-            None, None, t - due, NAN, NAN, NAN, NAN, NAN, -1, -1, -1, -1,
-            self._current().name, None, None,
-        ))  # fmt: skip
+        self._push((7, t, self._wall(), self._current().name, task_id, due, label))
 
     def missed(self, t: float, task_id: int, due: float, label: str, period: float,
                missed: int, policy: str) -> None:  # fmt: skip
         """A periodic task's re-arm skipped ``missed`` runs under ``policy``."""
-        self._push((
-            self._next(), t, self._wall(), 8, task_id, 0, -1, due, NAN, label, None, period, 1,
-            policy, None, t - due, NAN, NAN, NAN, NAN, NAN, -1, -1, -1, missed,
-            self._current().name, None, None,
-        ))  # fmt: skip
+        self._push((8, t, self._wall(), self._current().name, task_id, due, label, period,
+                    missed, policy))  # fmt: skip
 
     def cancel(self, t: float, task_id: int, result: str, where: str | None, due: float,
                label: str | None, head_before: float | None, head_after: float | None,
                ready_size: int, queue_size: int) -> None:  # fmt: skip
         """A cancel request and what it did."""
-        self._push((
-            self._next(), t, self._wall(), 9, task_id, 0, -1, due, NAN, label, None, NAN, -1,
-            result, where, NAN, NAN, NAN, NAN,
-            NAN if head_before is None else head_before,
-            NAN if head_after is None else head_after, ready_size, queue_size, -1, -1,
-            self._current().name, None, None,
-        ))  # fmt: skip
+        self._push((9, t, self._wall(), self._current().name, task_id, result, where, due,
+                    label, head_before, head_after, ready_size, queue_size))  # fmt: skip
 
     def shutdown(self, t: float, task_id: int, result: str, due: float, label: str | None,
                  queue_size: int, detail: str | None) -> None:  # fmt: skip
         """Shutdown: one ``dropped`` row per pending task, then one ``stopped`` row."""
-        self._push((
-            self._next(), t, self._wall(), 10, task_id, 0, -1, due, NAN, label, None, NAN, -1,
-            result, None, NAN, NAN, NAN, NAN, NAN, NAN, -1, queue_size, -1, -1,
-            self._current().name, None, detail,
-        ))  # fmt: skip
+        self._push((10, t, self._wall(), self._current().name, task_id, result, due, label,
+                    queue_size, detail))  # fmt: skip
 
     # -- export -------------------------------------------------------------------------
     def to_csv(self, path: str | os.PathLike[str]) -> None:
@@ -379,42 +361,88 @@ class EventLog:
         return f"<EventLog {len(self)} rows, {self.dropped} dropped>"
 
 
+_COMMON = ("t", "wall", "thread")
+_LATE_KINDS = frozenset({"dispatch", "start", "event_set", "missed"})
+_CONSTANT: dict[str, tuple[tuple[str, Any], ...]] = {kind: () for kind in KINDS}
+_CONSTANT.update(
+    reject=(("result", "rejected"),),
+    error=(("result", "error"),),
+    missed=(("origin", ORIGIN_CODE["periodic"]),),
+)
+_BLANK: dict[str, Any] = {
+    c.name: (math.nan if c.store == "float" else -1 if c.store in ("int", "origin", "bool")
+             else 0 if c.store == "case" else None)
+    for c in COLUMNS
+}  # fmt: skip
+
+
 # -- conversion -----------------------------------------------------------------------
 
 
-def _columns(rows: Sequence[Row]) -> dict[str, np.ndarray]:
-    """Transpose stored rows into one numpy array per stored column."""
-    if not rows:
-        return {c.name: np.empty(0, dtype=_NP[c.store]) for c in COLUMNS}
-    cols = list(zip(*rows, strict=True))
-    return {
-        c.name: np.asarray(col, dtype=_NP[c.store]) for c, col in zip(COLUMNS, cols, strict=True)
-    }
+def _columns(rows: Sequence[Row], first_seq: int) -> dict[str, np.ndarray]:
+    """Turn stored rows into one numpy array per stored column (kind by kind)."""
+    # Transposing creates many tuples; the cyclic GC would rescan the whole log for
+    # each batch of them (it doubled the time). Nothing made here can form a cycle.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _transpose(rows, first_seq)
+    finally:
+        if enabled:
+            gc.enable()
 
 
-_NP = {
-    "int": np.int64,
-    "float": np.float64,
-    "code": np.int8,
-    "origin": np.int8,
-    "case": np.int8,
-    "bool": np.int8,
-    "cat": object,
-    "text": object,
-}
+def _transpose(rows: Sequence[Row], first_seq: int) -> dict[str, np.ndarray]:
+    n = len(rows)
+    cols = {c.name: _blank_column(c.store, n) for c in COLUMNS}
+    cols["seq"] = np.arange(first_seq, first_seq + n, dtype=np.int64)
+    if not n:
+        return cols
+    kinds = np.fromiter((r[0] for r in rows), dtype=np.int8, count=n)
+    cols["kind"] = kinds
+    for code in np.unique(kinds):
+        kind = KINDS[code]
+        idx = np.flatnonzero(kinds == code)
+        part = [rows[i] for i in idx.tolist()] if len(idx) < n else rows
+        fields = list(zip(*part, strict=False))  # rows of one kind have one length
+        for name, values in zip(_COMMON + LAYOUTS[kind], fields[1:], strict=True):
+            target = cols.get(name)
+            if target is not None:  # ("dispatched" is not a column: see below)
+                target[idx] = np.asarray(values, dtype=target.dtype)
+        for name, value in _CONSTANT[kind]:
+            cols[name][idx] = value
+        if kind in ("reject", "wake"):
+            cols["head_after"][idx] = cols["head_before"][idx]
+        if kind in _LATE_KINDS:
+            cols["lateness"][idx] = cols["t"][idx] - cols["due"][idx]
+        if kind == "start":
+            dispatched = np.asarray(fields[4 + LAYOUTS["start"].index("dispatched")], float)
+            cols["queue_delay"][idx] = cols["t"][idx] - dispatched
+    return cols
+
+
+def _blank_column(store: str, n: int) -> np.ndarray:
+    if store == "float":
+        return np.full(n, np.nan)
+    if store in ("int",):
+        return np.full(n, -1, dtype=np.int64)
+    if store in ("origin", "bool"):
+        return np.full(n, -1, dtype=np.int8)
+    if store in ("code", "case"):
+        return np.zeros(n, dtype=np.int8)
+    return np.full(n, None, dtype=object)
+
 
 _KIND_DTYPE = pd.CategoricalDtype(list(KINDS))
 _ORIGIN_DTYPE = pd.CategoricalDtype(list(ORIGINS))
 
 
-def _frame(tail_rows: Sequence[Row], chunks: list[dict[str, np.ndarray]]) -> pd.DataFrame:
-    parts = [*chunks, _columns(tail_rows)]
+def _frame(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
     data: dict[str, Any] = {}
     for c in COLUMNS:
         values = parts[0][c.name] if len(parts) == 1 else np.concatenate([p[c.name] for p in parts])
         data[c.name] = _typed(c.name, c.store, values)
-    frame = pd.DataFrame(data)
-    return _add_derived(frame)
+    return _add_derived(pd.DataFrame(data))
 
 
 def _typed(name: str, store: str, values: np.ndarray) -> Any:
@@ -434,13 +462,19 @@ def _typed(name: str, store: str, values: np.ndarray) -> Any:
         return pd.arrays.BooleanArray(values == 1, values == -1)
     if store == "cat":
         return _categorical(values)
-    return pd.array(values, dtype="string")
+    return _strings(values)
 
 
 def _categorical(values: Any) -> pd.Categorical:
     """Categories in order of first appearance, so a round trip gives an equal dtype."""
     codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
     return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
+
+
+def _strings(values: Any) -> Any:
+    """A nullable ``string`` array (missing = ``<NA>``), built without a per-item check."""
+    obj = np.asarray(values, dtype=object)
+    return pd.arrays.StringArray(np.where(pd.isna(obj), pd.NA, obj).astype(object))
 
 
 def _add_derived(frame: pd.DataFrame) -> pd.DataFrame:
@@ -473,7 +507,7 @@ def normalize_frame(frame: pd.DataFrame) -> pd.DataFrame:
         elif c.store == "cat":
             data[c.name] = _categorical(col.astype(object).where(col.notna(), None))
         else:
-            data[c.name] = pd.array(col.astype(object).where(col.notna(), None), dtype="string")
+            data[c.name] = _strings(col.astype(object).to_numpy())
     return _add_derived(pd.DataFrame(data))
 
 

@@ -80,6 +80,26 @@ COLUMNS: tuple[Column, ...] = (
     Column("detail", "text", "string", "error: traceback text; shutdown: what was dropped"),
 )
 
+#: The fields each kind stores, after the common (kind code, t, wall, thread).
+#: Columns a kind does not store are missing (or derived: ``lateness`` = t - due
+#: for dispatch/start/event_set/missed, ``queue_delay`` = t - dispatched for start).
+LAYOUTS: dict[str, tuple[str, ...]] = {
+    "schedule": ("task_id", "case", "dup_of", "due", "fire_at", "label", "args", "period",
+                 "origin", "head_before", "head_after", "ready_size", "queue_size", "woke"),
+    "reject": ("case", "due", "label", "args", "period", "origin", "head_before",
+               "queue_size", "error"),
+    "wake": ("result", "wait", "head_before", "queue_size"),
+    "dispatch": ("task_id", "due", "fire_at", "label", "head_after", "queue_size"),
+    "start": ("task_id", "due", "label", "dispatched"),
+    "finish": ("task_id", "due", "label", "duration", "result"),
+    "error": ("task_id", "due", "label", "duration", "error", "detail"),
+    "event_set": ("task_id", "due", "label"),
+    "missed": ("task_id", "due", "label", "period", "missed", "result"),
+    "cancel": ("task_id", "result", "where", "due", "label", "head_before", "head_after",
+               "ready_size", "queue_size"),
+    "shutdown": ("task_id", "result", "due", "label", "queue_size", "detail"),
+}  # fmt: skip
+
 #: Columns the frame adds, derived from stored ones.
 DERIVED: tuple[Column, ...] = (
     Column("time", "derived", "datetime64[ns, UTC]", "t as a UTC datetime"),
