@@ -458,6 +458,18 @@ def test_wheel_rounding_never_fires_early(due: float, tick: float, origin: float
     assert [g.due for g in q.pop_due(fire)] == [due]
 
 
+def test_wheel_rounding_corrects_the_naive_formula_both_ways() -> None:
+    q = TimingWheelQueue(tick=0.1)
+    # 0.9000000000000001 / 0.1 == 9.0 exactly: the naive tick 9 (0.9) would fire early.
+    early = 0.9000000000000001
+    assert math.ceil(early / 0.1) * 0.1 < early
+    assert q.fire_index(early) == 10 and q.fire_time(early) >= early
+    # 3 * 0.1 / 0.1 == 3.0000000000000004: the naive tick 4 would fire a tick late.
+    on_grid = 3 * 0.1
+    assert math.ceil(on_grid / 0.1) == 4
+    assert q.fire_index(on_grid) == 3 and q.fire_time(on_grid) == on_grid
+
+
 @settings(max_examples=200, deadline=None)
 @given(k=st.integers(-10_000, 10_000_000), tick=_tick, origin=_origin)
 def test_wheel_dues_on_the_grid_fire_on_time(k: int, tick: float, origin: float) -> None:

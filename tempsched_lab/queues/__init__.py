@@ -5,22 +5,30 @@ from __future__ import annotations
 from typing import Any
 
 from .base import DueGroup, InvariantError, QueueSnapshot, QueueState, TimePoint, TimerQueue
+from .heap import HeapQueue
 from .sorteddict import SortedDictQueue
+from .wheel import TimingWheelQueue
 
 __all__ = [
     "DESIGNS",
     "DueGroup",
+    "HeapQueue",
     "InvariantError",
     "QueueSnapshot",
     "QueueState",
     "SortedDictQueue",
     "TimePoint",
     "TimerQueue",
+    "TimingWheelQueue",
     "make_queue",
 ]
 
-#: Design name -> class. The heap and the wheel register themselves below.
-DESIGNS: dict[str, type[TimerQueue]] = {"sorteddict": SortedDictQueue}
+#: Design name -> class.
+DESIGNS: dict[str, type[TimerQueue]] = {
+    "sorteddict": SortedDictQueue,
+    "heap": HeapQueue,
+    "wheel": TimingWheelQueue,
+}
 
 
 def make_queue(queue: str | TimerQueue = "sorteddict", **options: Any) -> TimerQueue:

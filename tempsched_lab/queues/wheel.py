@@ -5,10 +5,12 @@ Time is cut into ticks of length ``tick`` counted from ``origin``. A job due at
 
     ``idx = ceil((due - origin) / tick)``, fire time ``origin + idx * tick`` (>= due),
 
-and is stored in bucket ``idx % slots`` of a fixed list of ``slots`` buckets,
-remembering its *round* ``idx // slots`` (how many full turns of the wheel lie
-ahead of it). Several rounds share a bucket: when the hand visits a bucket only
-the jobs of the current round fire, later rounds stay in place.
+(the index is then corrected for float rounding, see
+:meth:`~TimingWheelQueue.fire_index`) and is stored in bucket ``idx % slots``
+of a fixed list of ``slots`` buckets, remembering its *round* ``idx // slots``
+(how many full turns of the wheel lie ahead of it). Several rounds share a
+bucket: when the hand visits a bucket only the jobs of the current round fire,
+later rounds stay in place.
 
 The hand (``cursor``, the next tick to process) moves forward in
 :meth:`TimingWheelQueue.pop_due`: every tick from the cursor up to
@@ -37,7 +39,7 @@ Costs (n pending tasks, k tasks at one time point, T occupied ticks, m jobs firi
 =================  ======================================================
 insert             O(1) joining an occupied tick, O(log T) opening a new tick
 remove by ID       O(1) in the bucket (+ O(k) in the time point)
-pop_due            O(m log m + ticks fired x log T): empty ticks are skipped
+pop_due            O(m + ticks fired x log T) (+ sorting the dues within a tick)
 next_time          O(1) amortised: the top of the occupied-tick heap
 =================  ======================================================
 
@@ -75,9 +77,10 @@ def _check_real(name: str, value: object) -> float:
 class TimingWheelQueue(TimerQueue):
     """Hashed timing wheel: ``slots`` buckets of ``tick`` seconds, jobs keep their round.
 
-    Costs: insert O(1) (O(log T) when it opens a new tick), remove by ID O(1)
-    (+ O(k) in its time point), pop_due O(ticks fired + jobs fired), next_time
-    O(1) amortised.
+    Costs: insert O(1) (O(log T) when it opens a new tick, T occupied ticks),
+    remove by ID O(1) (+ O(k) in its time point), pop_due O(jobs fired) plus
+    O(log T) per occupied tick fired (empty ticks are skipped), next_time O(1)
+    amortised.
 
     >>> from tempsched_lab.task import Task
     >>> q = TimingWheelQueue(slots=4, tick=1.0)
@@ -133,15 +136,15 @@ class TimingWheelQueue(TimerQueue):
         Computed as ``ceil((due - origin) / tick)`` and corrected for float rounding
         so that ``origin + idx * tick >= due`` and ``idx`` is the smallest such tick.
         """
+        origin, tick = self.origin, self.tick
         try:
-            idx = math.ceil((due - self.origin) / self.tick)
+            idx = math.ceil((due - origin) / tick)
+            while origin + idx * tick < due:
+                idx += 1
+            while origin + (idx - 1) * tick >= due:
+                idx -= 1
         except (ValueError, OverflowError, TypeError) as exc:
             raise ValueError(f"due={due!r}: cannot be placed on the wheel ({exc})") from None
-        time_of = self._time_of
-        while time_of(idx) < due:
-            idx += 1
-        while time_of(idx - 1) >= due:
-            idx -= 1
         return idx
 
     def fire_time(self, due: float) -> float:
@@ -153,15 +156,16 @@ class TimingWheelQueue(TimerQueue):
         return self._time_of(self.fire_index(due))
 
     def _last_tick(self, now: float) -> int | None:
-        """The last tick whose fire time is <= ``now``; ``None`` means "no limit" (now=+inf)."""
-        if now == math.inf:
-            return None
-        idx = math.floor((now - self.origin) / self.tick)
+        """The last tick whose fire time is <= ``now``, or ``None`` if ``now`` is off the scale."""
         time_of = self._time_of
-        while time_of(idx + 1) <= now:
-            idx += 1
-        while time_of(idx) > now:
-            idx -= 1
+        try:
+            idx = math.floor((now - self.origin) / self.tick)
+            while time_of(idx + 1) <= now:
+                idx += 1
+            while time_of(idx) > now:
+                idx -= 1
+        except (ValueError, OverflowError):
+            return None
         return idx
 
     def _first_tick(self) -> int | None:
@@ -250,17 +254,17 @@ class TimingWheelQueue(TimerQueue):
 
     def pop_due(self, now: float) -> list[DueGroup]:
         groups: list[DueGroup] = []
-        if now != now:  # NaN: no tick is <= NaN
+        if not now > -math.inf:  # -inf or NaN: no tick is <= now
             return groups
-        last = self._last_tick(now)
         buckets = self._buckets
         slots = self.slots
         points = self._points
         ticks = self._ticks
-        fired_to = None
+        time_of = self._time_of
+        fired_to: int | None = None
         while True:
             idx = self._first_tick()  # jump the hand over empty ticks
-            if idx is None or (last is not None and idx > last):
+            if idx is None or time_of(idx) > now:
                 break
             heapq.heappop(ticks)
             self._queued.discard(idx)
@@ -273,6 +277,7 @@ class TimingWheelQueue(TimerQueue):
                     task.slot = None
                 groups.append(DueGroup(due, tuple(point)))
             fired_to = idx
+        last = self._last_tick(now)  # every tick up to here has now been processed
         if last is None:
             last = fired_to
         if last is not None and last + 1 > self._cursor:
