@@ -151,6 +151,7 @@ class EventLog:
         self._subs: list[Subscription] = []
         self._chunks: list[dict[str, np.ndarray]] = []  # converted full chunks (list mode)
         self._current = threading.current_thread
+        self._local = threading.local()
         self._wall = time.time
 
     # -- reading --------------------------------------------------------------------
@@ -244,12 +245,22 @@ class EventLog:
         seq = self._seq
         self._seq = seq + 1
         self._rows.append(row)
-        if self._taps:
-            for tap in self._taps:
-                tap(seq, row)
-        if self._subs:
-            for sub in self._subs:
-                sub._offer(seq, row)
+        if self._taps or self._subs:
+            self._fan_out(seq, row)
+
+    def _fan_out(self, seq: int, row: Row) -> None:
+        for tap in self._taps:
+            tap(seq, row)
+        for sub in self._subs:
+            sub._offer(seq, row)
+
+    def _thread_name(self) -> str:
+        """The current thread's name, cached in thread-local storage (a hot-path saving)."""
+        try:
+            return self._local.name  # type: ignore[no-any-return]
+        except AttributeError:
+            name = self._local.name = self._current().name
+            return name
 
     def schedule(
         self,
@@ -269,10 +280,15 @@ class EventLog:
         queue_size: int,
         woke: bool,
     ) -> None:
-        """A decision of case 2-8."""
-        self._push((0, t, self._wall(), self._current().name, task_id, case, dup_of, due,
-                    fire_at, label, args, period, origin, head_before, head_after, ready_size,
-                    queue_size, woke))  # fmt: skip
+        """A decision of case 2-8 (the hot path: ``_push`` inlined)."""
+        row = (0, t, self._wall(), self._thread_name(), task_id, case, dup_of, due, fire_at,
+               label, args, period, origin, head_before, head_after, ready_size, queue_size,
+               woke)  # fmt: skip
+        seq = self._seq
+        self._seq = seq + 1
+        self._rows.append(row)
+        if self._taps or self._subs:
+            self._fan_out(seq, row)
 
     def reject(
         self,
@@ -288,58 +304,58 @@ class EventLog:
         reason: str,
     ) -> None:
         """A rejected request: case 1, or invalid input (case 0 = not classified)."""
-        self._push((1, t, self._wall(), self._current().name, case, due, label, args, period,
+        self._push((1, t, self._wall(), self._thread_name(), case, due, label, args, period,
                     origin, head, queue_size, reason))  # fmt: skip
 
     def wake(self, t: float, notified: bool, wait: float | None, head: float | None,
              queue_size: int) -> None:  # fmt: skip
         """The worker woke up: notified, or its wait timed out."""
-        self._push((2, t, self._wall(), self._current().name,
+        self._push((2, t, self._wall(), self._thread_name(),
                     "notified" if notified else "timeout", wait, head, queue_size))  # fmt: skip
 
     def dispatch(self, t: float, task_id: int, due: float, fire_at: float, label: str,
                  head_after: float | None, queue_size: int) -> None:  # fmt: skip
         """A due task was handed to its executor."""
-        self._push((3, t, self._wall(), self._current().name, task_id, due, fire_at, label,
+        self._push((3, t, self._wall(), self._thread_name(), task_id, due, fire_at, label,
                     head_after, queue_size))  # fmt: skip
 
     def start(self, t: float, task_id: int, due: float, label: str, dispatched: float) -> None:
         """A run started."""
-        self._push((4, t, self._wall(), self._current().name, task_id, due, label, dispatched))
+        self._push((4, t, self._wall(), self._thread_name(), task_id, due, label, dispatched))
 
     def finish(self, t: float, task_id: int, due: float, label: str, duration: float,
                result_type: str) -> None:  # fmt: skip
         """A run returned normally."""
-        self._push((5, t, self._wall(), self._current().name, task_id, due, label, duration,
+        self._push((5, t, self._wall(), self._thread_name(), task_id, due, label, duration,
                     result_type))  # fmt: skip
 
     def error(self, t: float, task_id: int, due: float, label: str, duration: float,
               error: str, traceback_text: str) -> None:  # fmt: skip
         """A run raised."""
-        self._push((6, t, self._wall(), self._current().name, task_id, due, label, duration,
+        self._push((6, t, self._wall(), self._thread_name(), task_id, due, label, duration,
                     error, traceback_text))  # fmt: skip
 
     def event_set(self, t: float, task_id: int, due: float, label: str) -> None:
         """A ``threading.Event`` action was set (inline, by the worker)."""
-        self._push((7, t, self._wall(), self._current().name, task_id, due, label))
+        self._push((7, t, self._wall(), self._thread_name(), task_id, due, label))
 
     def missed(self, t: float, task_id: int, due: float, label: str, period: float,
                missed: int, policy: str) -> None:  # fmt: skip
         """A periodic task's re-arm skipped ``missed`` runs under ``policy``."""
-        self._push((8, t, self._wall(), self._current().name, task_id, due, label, period,
+        self._push((8, t, self._wall(), self._thread_name(), task_id, due, label, period,
                     missed, policy))  # fmt: skip
 
     def cancel(self, t: float, task_id: int, result: str, where: str | None, due: float,
                label: str | None, head_before: float | None, head_after: float | None,
                ready_size: int, queue_size: int) -> None:  # fmt: skip
         """A cancel request and what it did."""
-        self._push((9, t, self._wall(), self._current().name, task_id, result, where, due,
+        self._push((9, t, self._wall(), self._thread_name(), task_id, result, where, due,
                     label, head_before, head_after, ready_size, queue_size))  # fmt: skip
 
     def shutdown(self, t: float, task_id: int, result: str, due: float, label: str | None,
                  queue_size: int, detail: str | None) -> None:  # fmt: skip
         """Shutdown: one ``dropped`` row per pending task, then one ``stopped`` row."""
-        self._push((10, t, self._wall(), self._current().name, task_id, result, due, label,
+        self._push((10, t, self._wall(), self._thread_name(), task_id, result, due, label,
                     queue_size, detail))  # fmt: skip
 
     # -- export -------------------------------------------------------------------------

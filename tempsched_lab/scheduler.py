@@ -118,8 +118,8 @@ class Scheduler:
         if not hasattr(self.clock, "now") or not hasattr(self.clock, "virtual"):
             raise TypeError(f"clock={clock!r}: expected a RealClock or a VirtualClock")
         self.queue: TimerQueue = make_queue(queue, **dict(queue_options or {}))
-        fire_time = getattr(self.queue, "fire_time", None)
-        self._fire: Callable[[float], float] = fire_time or (lambda due: due)
+        # the wheel rounds due times up to its tick; the other designs fire at the due time
+        self._fire: Callable[[float], float] | None = getattr(self.queue, "fire_time", None)
         self.log = EventLog(max_log_rows, enabled=bool(log))
         self._log: EventLog | None = self.log if log else None
         self.resolution = None if resolution is None else check.check_period(resolution)
@@ -368,7 +368,7 @@ class Scheduler:
             )
         if dup is not None:
             if log is not None:
-                log.schedule(now, dup.id, case, dup.id, due, self._fire(due),
+                log.schedule(now, dup.id, case, dup.id, due, self._fire_at(due),
                              label or label_of(action), short_repr(args), period, origin,
                              head_before, head_before, queue.head_size(), len(queue),
                              False)  # fmt: skip
@@ -399,10 +399,17 @@ class Scheduler:
             woke = True
         log = self._log
         if log is not None:
-            log.schedule(now, task.id, case, -1, task.due, self._fire(task.due), task.label,
-                         short_repr(task.args), task.period, origin, head_before,
-                         queue.head_time(), queue.head_size(), len(queue), woke)  # fmt: skip
+            due = task.due
+            args = task.args
+            fire_at = due if self._fire is None else self._fire(due)
+            log.schedule(now, task.id, case, -1, due, fire_at, task.label,
+                         "()" if args == () else short_repr(args), task.period, origin,
+                         head_before, queue.head_time(), queue.head_size(), len(queue),
+                         woke)  # fmt: skip
         return woke
+
+    def _fire_at(self, due: float) -> float:
+        return due if self._fire is None else self._fire(due)
 
     def _record_invalid(self, action: Any, args: Any, period: Any, label: Any, origin: int,
                         exc: BaseException) -> None:  # fmt: skip
@@ -542,7 +549,7 @@ class Scheduler:
                 running[task.id] = task
                 states[task.id] = TaskState.RUNNING
                 if log is not None:
-                    log.dispatch(now, task.id, task.due, self._fire(task.due), task.label,
+                    log.dispatch(now, task.id, task.due, self._fire_at(task.due), task.label,
                                  queue.head_time(), len(queue))  # fmt: skip
                 if isinstance(task.action, threading.Event):
                     task.action.set()
