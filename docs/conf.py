@@ -13,7 +13,7 @@ ROOT = HERE.parent
 
 project = "tempsched_lab"
 author = "tempsched_lab developers"
-copyright = "2026, tempsched_lab developers"  # noqa: A001
+copyright = "2026, tempsched_lab developers"
 release = tempsched_lab.__version__
 version = release
 
@@ -42,13 +42,8 @@ autodoc_default_options = {"members": True, "show-inheritance": False}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
-intersphinx_mapping = {
-    "python": ("https://docs.python.org/3", None),
-}
-intersphinx_disabled_reftypes = ["*"]
-intersphinx_timeout = 1
-# No network here: intersphinx inventories are not fetched.
-intersphinx_mapping = {}
+# No network in CI: intersphinx inventories are not fetched.
+intersphinx_mapping: dict[str, tuple[str, str | None]] = {}
 
 html_theme = "furo"
 html_title = f"tempsched_lab {release}"
