@@ -47,65 +47,6 @@ from .task import CancelResult, Origin, TaskState, short_repr
 __all__ = ["TemporalScheduler"]
 
 
-class _RunTracker:
-    """Follows the scheduler's log rows to answer ``status()['previous_execution']``.
-
-    Installed as an :meth:`EventLog.tap <tempsched_lab.EventLog.tap>`, so it
-    sees every row under the scheduler's lock, in the true order: a schedule row
-    with a period marks a periodic task, each dispatch row of a periodic task
-    records the due time of that run, and a cancel row with result ``running``
-    marks a periodic task stopped while in flight. Only periodic tasks are
-    tracked (one-shot tasks have no previous execution), and a task is forgotten
-    once it is cancelled or dropped, so memory stays small.
-    """
-
-    __slots__ = ("_local", "periodic", "previous", "stopped")
-
-    def __init__(self) -> None:
-        self._local = threading.local()  # what the last cancel in this thread did
-        self.periodic: set[int] = set()
-        # task ID -> (due of its last run,): a fresh 1-tuple per run, so a reader can
-        # tell by identity whether a run was dispatched while it was looking
-        self.previous: dict[int, tuple[float]] = {}
-        self.stopped: set[int] = set()
-
-    def __call__(self, row: dict[str, Any]) -> None:
-        kind = row["kind"]
-        if kind == "dispatch":
-            task_id = row["task_id"]
-            if task_id in self.periodic:
-                self.previous[task_id] = (row["due"],)
-        elif kind == "schedule":
-            period = row["period"]
-            if period is not None and not math.isnan(period):
-                self.periodic.add(row["task_id"])
-        elif kind == "cancel":
-            task_id = row["task_id"]
-            result = row["result"]
-            if result == CancelResult.RUNNING.value:
-                # the tap runs in the cancelling thread, under the lock: exactly one
-                # cancel_task call is the first to stop a periodic task in flight
-                self._local.first_stop = task_id not in self.stopped
-                self.stopped.add(task_id)
-            elif result == CancelResult.CANCELLED.value:
-                self._forget(task_id)
-        elif kind in ("finish", "error"):
-            task_id = row["task_id"]
-            if task_id in self.stopped:  # its last run ended
-                self.stopped.discard(task_id)
-                self._forget(task_id)
-        elif kind == "shutdown" and row["result"] == "dropped":
-            self._forget(row["task_id"])
-
-    def _forget(self, task_id: int) -> None:
-        self.periodic.discard(task_id)
-        self.previous.pop(task_id, None)
-
-    def first_stop(self) -> bool:
-        """Whether the last cancel in this thread was the first to stop a run in flight."""
-        return bool(getattr(self._local, "first_stop", False))
-
-
 class TemporalScheduler:
     """Run callables (or set ``threading.Event`` s) at chosen times: the reference API.
 
@@ -126,9 +67,7 @@ class TemporalScheduler:
             ``"inline"`` or any ``concurrent.futures.Executor``. ``None``
             (default) means ``"thread"`` under a real clock and ``"inline"``
             (deterministic) under a virtual clock.
-        log: record every step in :attr:`log`. With ``False`` only the newest
-            row is kept (the facade reads dispatch rows to know each periodic
-            task's previous execution).
+        log: record every step in :attr:`log` (``False`` records nothing).
         max_log_rows: keep only the newest rows (a ring buffer), for programs
             that run for days; ``None`` keeps every row.
         max_workers: size of the ``"pool"`` executor.
@@ -182,14 +121,12 @@ class TemporalScheduler:
             clock,
             executor=executor,
             queue=queue,
-            log=True,
-            max_log_rows=max_log_rows if log else 1,
+            log=log,
+            max_log_rows=max_log_rows,
             max_workers=max_workers,
             misfire=misfire,
             name=name,
         )
-        self._tracker = _RunTracker()
-        self._untap = self.scheduler.log.tap(self._tracker)
         self._done = threading.Event()
         self._keeper: threading.Thread | None = None
         if keep_alive and not virtual:
@@ -273,11 +210,13 @@ class TemporalScheduler:
         task_id = _as_id(timer_id)
         if task_id is None:
             return False
+        try:
+            periodic = self.scheduler.status(task_id).period is not None
+        except KeyError:
+            return False
         result = self.scheduler.cancel(task_id)
-        if result is CancelResult.RUNNING:
-            # a one-shot run in flight cannot be stopped, and a periodic one stops once
-            return task_id in self._tracker.periodic and self._tracker.first_stop()
-        return result is CancelResult.CANCELLED
+        # a one-shot run in flight cannot be stopped; a periodic one stops (once)
+        return result is CancelResult.CANCELLED or (result is CancelResult.RUNNING and periodic)
 
     def status(self, timer_id: Any) -> dict[str, Any]:
         """The task as a dict: ``id``, ``periodic``, ``period`` and its due times.
@@ -305,22 +244,13 @@ class TemporalScheduler:
         task_id = _as_id(timer_id)
         if task_id is None:
             raise KeyError(f"timer_id={timer_id!r}: no such task (task IDs are integers)")
-        previous_runs = self._tracker.previous
-        for _ in range(1000):  # re-read if a run was dispatched meanwhile (rare)
-            before = previous_runs.get(task_id)
-            st = self.scheduler.status(task_id)  # KeyError for an ID never issued
-            last = previous_runs.get(task_id)
-            if last is before:
-                break
-        previous = None if last is None else last[0]
-        if st.state == TaskState.PENDING:
-            scheduled = st.next_due
-        elif (
-            st.state == TaskState.RUNNING
-            and st.period is not None
-            and task_id not in self._tracker.stopped
+        st = self.scheduler.status(task_id)  # KeyError for an ID never issued
+        periodic = st.period is not None
+        previous = st.last_due if periodic else None
+        if st.state == TaskState.PENDING or (
+            st.state == TaskState.RUNNING and periodic and st.next_due is not None
         ):
-            scheduled = None if previous is None else previous + st.period
+            scheduled = st.next_due
         else:
             state = TaskState(st.state).name.lower()
             raise KeyError(f"timer_id={task_id!r}: no pending task (it is {state})")

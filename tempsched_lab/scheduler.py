@@ -464,7 +464,7 @@ class Scheduler:
                 self._states[task_id] = TaskState.CANCELLED
                 result = CancelResult.CANCELLED
                 due, label = task.due, task.label
-            elif task_id in self._running:
+            elif task_id in self._running and not self._running[task_id].stop_requested:
                 task = self._running[task_id]
                 task.stop_requested = True
                 result, where = CancelResult.RUNNING, "running"
@@ -489,11 +489,15 @@ class Scheduler:
             task = self.queue.get(task_id)
             if task is not None:
                 return TaskStatus(task_id, TaskState.PENDING, task.due, task.label, task.period,
-                                  task.runs)  # fmt: skip
+                                  task.runs, task.last_due)  # fmt: skip
             task = self._running.get(task_id)
             if task is not None:
-                return TaskStatus(task_id, TaskState.RUNNING, None, task.label, task.period,
-                                  task.runs)  # fmt: skip
+                nxt = None
+                if task.period is not None and not task.stop_requested:
+                    fixed_delay = self._options.get(task_id, (False, ""))[0]
+                    nxt = None if fixed_delay else task.anchor + task.period
+                return TaskStatus(task_id, TaskState.RUNNING, nxt, task.label, task.period,
+                                  task.runs, task.last_due)  # fmt: skip
             if 0 <= task_id < len(self._states):
                 return TaskStatus(task_id, TaskState(self._states[task_id]))
             raise KeyError(
@@ -546,6 +550,7 @@ class Scheduler:
         queue = self.queue
         for group in groups:
             for task in group.tasks:
+                task.last_due = task.due
                 running[task.id] = task
                 states[task.id] = TaskState.RUNNING
                 if log is not None:

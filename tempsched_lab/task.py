@@ -101,6 +101,7 @@ class Task:
         "id",
         "kwargs",
         "label",
+        "last_due",
         "period",
         "runs",
         "slot",
@@ -125,6 +126,7 @@ class Task:
         self.kwargs = kwargs
         self.period = period
         self.label = label
+        self.last_due: float | None = None
         self.runs = 0
         self.slot: Any = None
         self.stop_requested = False
@@ -157,7 +159,9 @@ class TaskView:
 class TaskStatus:
     """The answer of :meth:`Scheduler.status <tempsched_lab.Scheduler.status>`.
 
-    ``next_due`` is ``None`` once the task will not run again.
+    ``next_due`` is ``None`` once the task will not run again (for a periodic
+    run in flight it is the next slot of its fixed-rate grid); ``last_due`` is the
+    due time of its latest run. After a task's end only ``state`` is kept.
     """
 
     id: int
@@ -166,6 +170,7 @@ class TaskStatus:
     label: str | None = None
     period: float | None = None
     runs: int = 0
+    last_due: float | None = None
 
 
 _REPR_LIMIT = 80

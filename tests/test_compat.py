@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tempsched_lab import PastTimeError, Scheduler, SchedulerClosedError, VirtualClock
+from tempsched_lab import PastTimeError, Scheduler, SchedulerClosedError, TaskState, VirtualClock
 from tempsched_lab.compat import TemporalScheduler
 
 TIMEOUT = 5.0
@@ -313,7 +313,7 @@ def test_concurrent_cancels_of_a_run_in_flight_stop_once(ts, clock):
     clock.run_until(1005.0)
     assert sorted(answers) == [False, False, False, True]
     assert ts.cancel_task(tid) is False
-    assert not ts._tracker.periodic and not ts._tracker.stopped  # forgotten
+    assert ts.scheduler.status(tid).state is TaskState.CANCELLED
 
 
 def test_raising_periodic_task_keeps_running_and_is_logged(ts, clock):

@@ -554,3 +554,22 @@ def test_a_second_shutdown_with_wait_still_waits_for_runs_in_flight():
     s.shutdown(wait=False)
     s.shutdown(wait=True)
     assert s.running == 0
+
+
+def test_status_of_a_periodic_run_in_flight_and_a_second_cancel():
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    seen = {}
+
+    def run():
+        seen["status"] = s.status(tid)
+        seen["first"] = s.cancel(tid)
+        seen["second"] = s.cancel(tid)
+
+    tid = s.schedule(run, at=1.0, period=0.5)
+    clock.run_until(2.0)
+    st = seen["status"]
+    assert (st.state, st.next_due, st.last_due) == (TaskState.RUNNING, 1.5, 1.0)
+    assert seen["first"] is CancelResult.RUNNING
+    assert seen["second"] is CancelResult.ALREADY_DONE  # already stopped
+    assert s.status(tid).state is TaskState.CANCELLED
