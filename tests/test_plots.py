@@ -1,0 +1,602 @@
+"""The plots: expected artists and labels, empty logs, logs read back from disk, PNG output."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection, PathCollection, PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.legend import Legend
+from matplotlib.patches import Circle, FancyBboxPatch, Wedge
+
+from tempsched_lab import (
+    TREE,
+    Case,
+    Replayer,
+    Scheduler,
+    VirtualClock,
+    case_counts,
+    lateness_summary,
+    read_log,
+    replay_snapshot,
+)
+from tempsched_lab.plots import (
+    CASE_COLORS,
+    OUTCOME_COLORS,
+    OUTCOMES,
+    example_frame,
+    example_scheduler,
+    plot_decision_tree,
+    plot_heap,
+    plot_lateness,
+    plot_queue,
+    plot_queue_depth,
+    plot_sorteddict,
+    plot_summary,
+    plot_timeline,
+    plot_wheel,
+    queue_depth,
+    task_runs,
+    tree_layout,
+)
+from tempsched_lab.plots import timeline as timeline_module
+from tempsched_lab.plots.colors import case_label
+from tempsched_lab.queues import TimingWheelQueue
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def noop(*args):
+    return None
+
+
+# -- fixtures ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    """The fixed example scenario: all 8 cases, a periodic task, an Event, an error..."""
+    return example_frame()
+
+
+@pytest.fixture(scope="module")
+def csv_frame(tmp_path_factory) -> pd.DataFrame:
+    """The same scenario written to CSV and read back with read_log."""
+    path = tmp_path_factory.mktemp("logs") / "log.csv"
+    example_scheduler().log.to_csv(path)
+    return read_log(path)
+
+
+@pytest.fixture(scope="module")
+def csv_path(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("raw") / "log.csv"
+    example_scheduler().log.to_csv(path)
+    return path
+
+
+@pytest.fixture()
+def empty_frame() -> pd.DataFrame:
+    return Scheduler(VirtualClock()).log.to_frame()
+
+
+@pytest.fixture(scope="module")
+def many_tasks() -> pd.DataFrame:
+    """120 one-shot tasks: more lanes than a reader can follow."""
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    for i in range(120):
+        s.schedule(noop, at=1.0 + (i * 7919 % 100) / 10, args=(i,), label=f"job {i}")
+    clock.run_until_idle()
+    s.shutdown()
+    return s.log.to_frame()
+
+
+def png(figure: Figure) -> bytes:
+    """Render to PNG and check it is a real, non-empty image."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=60)
+    data = buffer.getvalue()
+    assert data.startswith(PNG_SIGNATURE)
+    assert len(data) > 2000
+    return data
+
+
+def by_gid(ax: Axes, gid: str, kind: type = object) -> list:
+    """Artists of ``ax`` with this gid (exact) and type."""
+    return [a for a in ax.get_children() if a.get_gid() == gid and isinstance(a, kind)]
+
+
+def gids(ax: Axes, prefix: str) -> list[str]:
+    return sorted(
+        a.get_gid() for a in ax.get_children() if a.get_gid() and a.get_gid().startswith(prefix)
+    )
+
+
+def legend_labels(ax: Axes) -> dict[str, list[str]]:
+    """Legend title -> entry labels, for every legend drawn on ``ax``."""
+    legends = [a for a in ax.get_children() if isinstance(a, Legend)]
+    return {lg.get_title().get_text(): [t.get_text() for t in lg.get_texts()] for lg in legends}
+
+
+def ytick_labels(ax: Axes) -> list[str]:
+    return [t.get_text() for t in ax.get_yticklabels()]
+
+
+def texts(ax: Axes) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+# -- the package itself ---------------------------------------------------------------------
+
+
+def test_the_package_never_imports_pyplot():
+    code = (
+        "import sys, tempsched_lab.plots as p; p.plot_summary(p.example_frame()); "
+        "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    package = Path(timeline_module.__file__).parent
+    for source in package.glob("*.py"):
+        text = source.read_text()
+        assert not re.search(
+            r"import\s+matplotlib\.pyplot|from\s+matplotlib\s+import\s+pyplot|plt\.", text
+        ), source.name
+
+
+def test_case_colours_are_eight_distinct_and_used_everywhere():
+    assert sorted(CASE_COLORS) == [int(c) for c in Case]
+    assert len(set(CASE_COLORS.values())) == 8
+    assert set(OUTCOME_COLORS) == set(OUTCOMES)
+
+
+# -- task runs -----------------------------------------------------------------------------
+
+
+def test_task_runs_pairs_each_decision_with_its_run(frame):
+    runs = task_runs(frame)
+    outcome = dict(zip(runs["label"], runs["outcome"], strict=False))
+    assert outcome["failing task"] == "failed"
+    assert outcome["ready flag"] == "event set"
+    assert outcome["cancelled job"] == "cancelled"
+    assert outcome["never reached"] == "dropped"
+    assert outcome["report"] == "finished"
+    heartbeat = runs[runs["label"] == "heartbeat"]
+    assert len(heartbeat) == 9  # 8 runs and the one dropped at shutdown
+    assert heartbeat["task_id"].nunique() == 1
+    assert (heartbeat["origin"].iloc[1:] == "periodic").all()
+
+
+def test_task_runs_equal_for_a_log_read_back(frame, csv_frame):
+    pd.testing.assert_frame_equal(task_runs(frame), task_runs(csv_frame))
+
+
+# -- timeline ------------------------------------------------------------------------------
+
+
+def test_timeline_draws_one_lane_per_task_and_rejected_requests(frame):
+    ax = plot_timeline(frame)
+    labels = ytick_labels(ax)
+    assert labels[0] == "rejected requests"
+    assert len(labels) == 1 + 12  # 12 tasks, the periodic one on a single lane
+    assert "heartbeat #5 (every 0.5 s)" in labels
+    assert ax.get_title() == "Task timeline: 12 tasks, 20 runs"
+    assert ax.get_xlabel() == "time (s, scheduler clock)"
+    runs = task_runs(frame)
+    (bars,) = by_gid(ax, "runs", PolyCollection)
+    assert len(bars.get_paths()) == int(runs["started"].notna().sum())
+    (cancels,) = by_gid(ax, "cancels", PathCollection)
+    assert len(cancels.get_offsets()) == 1
+    (errors,) = by_gid(ax, "errors", PathCollection)
+    assert len(errors.get_offsets()) == 1
+    (rejected,) = by_gid(ax, "rejected", PathCollection)
+    assert len(rejected.get_offsets()) == 1
+    (waiting,) = by_gid(ax, "waiting", LineCollection)
+    assert len(waiting.get_segments()) == len(runs)
+    png(ax.figure)
+
+
+def test_timeline_links_duplicates_to_the_task_they_matched(frame):
+    ax = plot_timeline(frame)
+    labels = ytick_labels(ax)
+    arrows = by_gid(ax, "duplicate")
+    assert len(arrows) == 2  # case 5 (email) and case 7 (backup)
+    targets = sorted(labels[round(a.xy[1])] for a in arrows)
+    assert targets == ["backup #2", "email #1"]
+    dues = sorted(a.xy[0] for a in arrows)
+    assert dues == [0.55, 2.0]  # each arrow ends at the matched task's due time
+
+
+def test_timeline_legends_by_case_and_by_outcome(frame):
+    by_case = legend_labels(plot_timeline(frame))
+    assert by_case["decision case (colour)"] == [case_label(c) for c in Case]
+    marks = by_case["marks"]
+    for expected in (
+        "schedule() called",
+        "due time",
+        "cancel()",
+        "error (run failed)",
+        "dropped at shutdown",
+        "Event set",
+        "duplicate request → task it matched",
+        "rejected request",
+    ):
+        assert expected in marks
+    ax = plot_timeline(frame, color_by="outcome")
+    by_outcome = legend_labels(ax)["outcome (colour)"]
+    assert by_outcome == ["finished", "failed", "cancelled", "dropped", "event set"]
+    (bars,) = by_gid(ax, "runs", PolyCollection)
+    runs = task_runs(frame)
+    started = runs[runs["started"].notna()]
+    expected = [OUTCOME_COLORS[o] for o in started["outcome"]]
+    got = [tuple(np.round(c[:3], 3)) for c in bars.get_facecolors()]
+    from matplotlib.colors import to_rgb
+
+    assert got == [tuple(np.round(to_rgb(c), 3)) for c in expected]
+
+
+def test_timeline_now_line_and_running_runs():
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    s.schedule(noop, at=1.0, label="soon")
+    s.schedule(noop, at=5.0, label="later")
+    clock.run_until(2.0)
+    ax = plot_timeline(s, now=2.0)  # a live Scheduler is accepted too
+    (now,) = by_gid(ax, "now")
+    assert list(now.get_xdata()) == [2.0, 2.0]
+    assert "now" in texts(ax)
+    assert legend_labels(plot_timeline(s.log, color_by="outcome"))["outcome (colour)"] == [
+        "finished",
+        "pending",
+    ]
+    s.shutdown()
+
+
+def test_timeline_aggregates_lanes_beyond_max_lanes_and_says_so(many_tasks):
+    ax = plot_timeline(many_tasks, max_lanes=20)
+    labels = ytick_labels(ax)
+    assert len(labels) == 21  # 10 first, the density row, 10 last
+    assert labels[10] == "… 100 more tasks (runs per time bin)"
+    assert labels[0] == "job 0 #0" and labels[-1] == "job 119 #119"
+    (note,) = by_gid(ax, "note")
+    assert note.get_text().startswith("Aggregated: 120 tasks")
+    (density,) = by_gid(ax, "density", AxesImage)
+    assert density.get_array().sum() == 100  # every hidden run is counted once
+    png(ax.figure)
+    assert not by_gid(plot_timeline(many_tasks, max_lanes=200), "note")
+
+
+def test_timeline_thins_markers_beyond_the_detail_limit(frame, monkeypatch):
+    monkeypatch.setattr(timeline_module, "MAX_DETAIL_RUNS", 5)
+    ax = plot_timeline(frame)
+    (note,) = by_gid(ax, "note")
+    assert note.get_text().startswith("Thinned: 20 runs")
+    assert not by_gid(ax, "scheduled") and not by_gid(ax, "due")
+    assert by_gid(ax, "runs") and by_gid(ax, "errors")
+
+
+def test_timeline_of_an_empty_log_says_so(empty_frame):
+    ax = plot_timeline(empty_frame)
+    assert texts(ax) == ["no tasks yet"]
+    png(ax.figure)
+
+
+def test_timeline_of_a_log_read_back_from_csv(frame, csv_frame, csv_path):
+    live = plot_timeline(frame)
+    for other in (csv_frame, pd.read_csv(csv_path)):  # read_log, and a raw read_csv
+        ax = plot_timeline(other)
+        assert ytick_labels(ax) == ytick_labels(live)
+        assert legend_labels(ax) == legend_labels(live)
+        png(ax.figure)
+
+
+def test_every_plot_on_a_parquet_log(frame, tmp_path):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "log.parquet"
+    example_scheduler().log.to_parquet(path)
+    read = read_log(path)
+    assert ytick_labels(plot_timeline(read)) == ytick_labels(plot_timeline(frame))
+    assert texts(plot_lateness(read)) == texts(plot_lateness(frame))
+    pd.testing.assert_frame_equal(queue_depth(read), queue_depth(frame))
+    png(plot_summary(read))
+
+
+def test_timeline_draws_into_a_given_axes(frame):
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert plot_timeline(frame, ax=ax) is ax
+    assert fig.axes == [ax]
+
+
+def test_timeline_rejects_bad_arguments(frame):
+    with pytest.raises(ValueError, match="color_by"):
+        plot_timeline(frame, color_by="label")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_lanes"):
+        plot_timeline(frame, max_lanes=1)
+    with pytest.raises(ValueError, match="not an event log"):
+        plot_timeline(pd.DataFrame({"a": [1]}))
+
+
+# -- decision tree ---------------------------------------------------------------------------
+
+
+def test_tree_layout_comes_from_tree():
+    positions, edges = tree_layout()
+    assert {key for kind, key in positions if kind == "question"} == {q.key for q in TREE}
+    assert {key for kind, key in positions if kind == "case"} == set(Case)
+    assert len(edges) == 2 * len(TREE)
+    assert positions[("question", TREE[0].key)][1] == 0.0  # the root on top
+
+
+def test_decision_tree_boxes_edges_and_labels():
+    ax = plot_decision_tree()
+    questions = [p for p in ax.patches if str(p.get_gid()).startswith("question:")]
+    leaves = [p for p in ax.patches if str(p.get_gid()).startswith("case:")]
+    assert len(questions) == len(TREE) and len(leaves) == 8
+    assert len(gids(ax, "edge:")) == 14
+    assert not [g for g in gids(ax, "") if g.endswith(":highlighted")]
+    assert texts(ax).count("yes") == 7 and texts(ax).count("no") == 7
+    for q in TREE:
+        assert any(" ".join(t.split()) == q.text for t in texts(ax))
+    for c in Case:
+        assert any(t.startswith(f"{int(c)}\n") for t in texts(ax))
+    assert ax.get_title() == "Decision tree of schedule()"
+    png(ax.figure)
+
+
+@pytest.mark.parametrize("case", list(Case))
+def test_decision_tree_highlights_the_path_of_a_case(case):
+    ax = plot_decision_tree(case)
+    highlighted = [g for g in gids(ax, "") if g.endswith(":highlighted")]
+    nodes = sorted(g.split(":")[1] for g in highlighted if g.startswith("question:"))
+    assert nodes == sorted(key for key, _ in case.path)
+    assert f"case:{int(case)}:highlighted" in highlighted
+    edges = sorted(g for g in highlighted if g.startswith("edge:"))
+    assert edges == sorted(
+        f"edge:{key}:{'yes' if answer else 'no'}:highlighted" for key, answer in case.path
+    )
+    (explanation,) = by_gid(ax, "explanation")
+    assert case.short in explanation.get_text()
+
+
+def test_decision_tree_of_a_decision_with_counts(frame, csv_frame):
+    s = Scheduler(VirtualClock())
+    s.schedule(noop, at=2.0)
+    decision = s.schedule_decision(noop, at=2.0, args=(1,))
+    assert decision.case is Case.JOINS_HEAD
+    ax = plot_decision_tree(decision, counts=frame)
+    assert "case:6:highlighted" in gids(ax, "case:")
+    expected = case_counts(frame)
+    for case, count in zip(expected["case"], expected["count"], strict=True):
+        (text,) = by_gid(ax, f"count:{case}")
+        assert text.get_text() == f"n = {count}"
+    assert ax.get_title().endswith(f"counts from {expected['count'].sum()} decisions")
+    from_csv = plot_decision_tree(decision, counts=csv_frame)
+    assert [t.get_text() for t in from_csv.texts] == [t.get_text() for t in ax.texts]
+    as_mapping = plot_decision_tree(counts={1: 3, 4: 2})
+    assert by_gid(as_mapping, "count:1")[0].get_text() == "n = 3"
+    assert by_gid(as_mapping, "count:2")[0].get_text() == "n = 0"
+    as_table = plot_decision_tree(counts=case_counts(frame))
+    assert by_gid(as_table, "count:4")[0].get_text() == by_gid(ax, "count:4")[0].get_text()
+    png(ax.figure)
+
+
+def test_decision_tree_counts_of_an_empty_log(empty_frame):
+    ax = plot_decision_tree(counts=empty_frame)
+    assert {by_gid(ax, f"count:{int(c)}")[0].get_text() for c in Case} == {"n = 0"}
+    png(ax.figure)
+
+
+def test_decision_tree_rejects_what_is_not_a_case():
+    with pytest.raises(ValueError, match="decision_or_case"):
+        plot_decision_tree(9)
+    with pytest.raises(ValueError, match="decision_or_case"):
+        plot_decision_tree("earlier")
+
+
+# -- lateness --------------------------------------------------------------------------------
+
+
+def test_lateness_rows_with_median_and_p99_labelled(frame):
+    ax = plot_lateness(frame)
+    assert ytick_labels(ax) == [
+        "total\ndue → start",
+        "scheduling\ndue → dispatch",
+        "queueing\ndispatch → start",
+    ]
+    assert [t.get_position()[1] for t in ax.get_yticklabels()] == [2, 1, 0]  # total on top
+    assert ax.get_xlabel() == "lateness (ms)"
+    summary = lateness_summary(frame, by=None)
+    for measure in ("total", "scheduling", "queueing"):
+        row = summary.loc[(measure, "all")]
+        (median,) = by_gid(ax, f"median:{measure}")
+        (p99,) = by_gid(ax, f"p99:{measure}")
+        assert median.get_xdata()[0] == pytest.approx(row["median"] * 1e3)
+        assert p99.get_xdata()[0] == pytest.approx(row["p99"] * 1e3)
+        (stats,) = by_gid(ax, f"stats:{measure}")
+        assert f"n = {int(row['count'])}" in stats.get_text()
+        assert f"median {row['median'] * 1e3:.3g} ms" in stats.get_text()
+        assert f"p99 {row['p99'] * 1e3:.3g} ms" in stats.get_text()
+        assert by_gid(ax, f"hist:{measure}")
+    assert texts(ax).count("median") == 3 and texts(ax).count("p99") == 3
+    assert legend_labels(ax)[""] == ["median", "p99", "total", "scheduling", "queueing"]
+    png(ax.figure)
+
+
+def test_lateness_in_microseconds_when_tiny():
+    s = Scheduler(VirtualClock())
+    s.schedule(noop, at=1.0)
+    s.clock.run_until_idle()
+    ax = plot_lateness(s.log.to_frame())
+    assert ax.get_xlabel() == "lateness (µs)"
+    assert "median 0 µs" in by_gid(ax, "stats:total")[0].get_text()
+    png(ax.figure)
+
+
+def test_lateness_of_an_empty_log_and_a_csv_log(empty_frame, frame, csv_frame):
+    ax = plot_lateness(empty_frame)
+    assert texts(ax) == ["no runs yet"]
+    png(ax.figure)
+    live, read = plot_lateness(frame), plot_lateness(csv_frame)
+    assert texts(read) == texts(live)
+    png(read.figure)
+
+
+# -- queue depth -----------------------------------------------------------------------------
+
+
+def test_queue_depth_steps_match_the_log_and_replay(frame):
+    depth = queue_depth(frame)
+    rows = frame[frame["queue_size"].notna()]
+    assert depth["queue_size"].tolist() == rows["queue_size"].astype(int).tolist()
+    recorded = rows["ready_size"].notna().to_numpy()
+    assert (depth["ready_size"].to_numpy()[recorded] == rows["ready_size"][recorded]).all()
+    replayer = Replayer(frame)
+    for seq, ready in zip(depth["seq"], depth["ready_size"], strict=True):
+        replayer.advance_to(int(seq))
+        assert len(replayer.state().head) == ready, seq
+    ax = plot_queue_depth(frame)
+    queue_line, head_line = ax.get_lines()
+    assert queue_line.get_label() == "queue size (pending tasks)"
+    assert head_line.get_label() == "head list size (tasks at the head time)"
+    assert queue_line.get_drawstyle() == "steps-post"
+    assert list(queue_line.get_ydata()) == depth["queue_size"].tolist()
+    assert ax.get_xlabel() == "time (s, scheduler clock)" and ax.get_ylabel() == "tasks"
+    assert legend_labels(ax)[""] == [queue_line.get_label(), head_line.get_label()]
+    png(ax.figure)
+
+
+def test_queue_depth_of_a_bounded_log_carries_the_head_size_forward():
+    clock = VirtualClock()
+    s = Scheduler(clock, max_log_rows=10)
+    for i in range(10):
+        s.schedule(noop, at=1.0 + i, args=(i,))
+    clock.run_until_idle()
+    ax = plot_queue_depth(s.log.to_frame())
+    (note,) = by_gid(ax, "note")
+    assert "carried forward" in note.get_text()
+
+
+def test_queue_depth_of_an_empty_log_and_a_csv_log(empty_frame, frame, csv_frame):
+    ax = plot_queue_depth(empty_frame)
+    assert texts(ax) == ["no tasks yet"]
+    png(ax.figure)
+    pd.testing.assert_frame_equal(queue_depth(csv_frame), queue_depth(frame))
+    png(plot_queue_depth(csv_frame, now=4.5).figure)
+
+
+# -- queue designs ---------------------------------------------------------------------------
+
+
+def test_sorteddict_view(frame):
+    snapshot = replay_snapshot(frame, upto=13)
+    ax = plot_sorteddict(snapshot)
+    assert len(by_gid(ax, "head_time", FancyBboxPatch)) == 1
+    assert len(by_gid(ax, "time_point", FancyBboxPatch)) == len(snapshot.state.points) - 1
+    assert len(by_gid(ax, "head_task", FancyBboxPatch)) == len(snapshot.state.head)
+    assert len(by_gid(ax, "task", FancyBboxPatch)) == snapshot.state.size - len(snapshot.state.head)
+    assert "head\n0.25 s" in texts(ax)
+    png(ax.figure)
+    few = plot_sorteddict(snapshot, max_points=3, max_stack=1)
+    assert "Showing the first 3 of 8 later time points" in by_gid(few, "note")[0].get_text()
+    assert by_gid(few, "more")
+
+
+def test_heap_view(frame):
+    snapshot = replay_snapshot(frame, upto=13, queue="heap")
+    n = len(snapshot.picture["heap"])
+    ax = plot_heap(snapshot)
+    assert len(by_gid(ax, "heap_root", Circle)) == 1
+    assert len(by_gid(ax, "heap_node", Circle)) == n - 1
+    assert len(by_gid(ax, "array_cell", FancyBboxPatch)) == n
+    assert len(ax.get_lines()) == n - 1  # one edge per parent link
+    root_id, root_due = snapshot.picture["heap"][0]
+    assert root_due == snapshot.state.head_time
+    assert f"#{root_id}\n{root_due:.4g}" in texts(ax)
+    png(ax.figure)
+    top = plot_heap(snapshot, max_nodes=7)
+    assert len(by_gid(top, "array_cell")) == 7
+    assert by_gid(top, "note")[0].get_text().startswith("Showing the first 7 of 11 entries")
+
+
+def test_wheel_view(frame):
+    wheel = TimingWheelQueue(slots=16, tick=0.1)
+    snapshot = replay_snapshot(frame, upto=13, queue=wheel)
+    ax = plot_wheel(snapshot)
+    assert len(by_gid(ax, "bucket", Wedge)) == 16
+    assert len(by_gid(ax, "job", Circle)) == snapshot.state.size
+    assert by_gid(ax, "cursor")
+    labels = "\n".join(t.get_text() for t in by_gid(ax, "job_label"))
+    for bucket in snapshot.picture["buckets"]:
+        for task_id, rnd in bucket:
+            assert f"#{task_id} r{rnd}" in labels
+    assert legend_labels(ax)["job (label: #task r<round>)"] == [
+        "fires this turn",
+        "fires after 1 more turn",
+        "2 or more turns ahead",
+    ]
+    png(ax.figure)
+    default = plot_wheel(replay_snapshot(frame, upto=40, queue="wheel"))  # 256 slots
+    assert len(by_gid(default, "bucket")) == 256
+
+
+def test_plot_queue_dispatches_on_the_design_of_a_live_snapshot(design):
+    clock = VirtualClock()
+    s = Scheduler(clock, queue=design)
+    for i, at in enumerate([3.0, 1.0, 2.0, 1.0, 5.5]):
+        s.schedule(noop, at=at, args=(i,), label=f"t{i}")
+    ax = plot_queue(s)
+    expected = {
+        "sorteddict": "Sorted-dict queue: 5 tasks at 4 time points",
+        "heap": "Binary heap: 5 entries, root = earliest due",
+        "wheel": "Timing wheel: 256 slots × 0.01 s, 5 jobs",
+    }[design]
+    assert ax.get_title() == expected
+    png(ax.figure)
+    clock.run_until_idle()
+    empty = plot_queue(s.snapshot())
+    assert "the queue is empty" in texts(empty)
+    png(empty.figure)
+    s.shutdown()
+
+
+def test_design_views_refuse_another_designs_snapshot(frame):
+    snapshot = replay_snapshot(frame, upto=13)
+    with pytest.raises(ValueError, match="heap snapshot"):
+        plot_heap(snapshot)
+    with pytest.raises(ValueError, match="wheel snapshot"):
+        plot_wheel(snapshot)
+    heap = replay_snapshot(frame, upto=13, queue="heap")
+    assert plot_sorteddict(heap).get_title() == "Sorted-dict queue: 11 tasks at 9 time points"
+
+
+# -- summary -------------------------------------------------------------------------------
+
+
+def test_summary_page(frame, csv_frame):
+    fig = plot_summary(frame)
+    assert isinstance(fig, Figure)
+    timeline, tree, lateness = fig.axes
+    assert timeline.get_title() == "Task timeline: 12 tasks, 20 runs"
+    assert tree.get_title() == "Decision tree: counts from 23 decisions"
+    assert lateness.get_xlabel() == "lateness (ms)"
+    assert fig.get_suptitle() == "Scheduler log summary: 77 rows, 23 decisions, 1 error"
+    png(fig)
+    again = plot_summary(csv_frame, color_by="outcome")
+    assert [ax.get_title() for ax in again.axes] == [ax.get_title() for ax in fig.axes]
+    png(again)
+
+
+def test_summary_of_an_empty_log(empty_frame):
+    fig = plot_summary(empty_frame)
+    timeline, _, lateness = fig.axes
+    assert texts(timeline) == ["no tasks yet"] and texts(lateness) == ["no runs yet"]
+    png(fig)
