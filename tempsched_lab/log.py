@@ -300,24 +300,26 @@ class EventLog:
         period: float | None,
         origin: int,
         head: float | None,
+        ready_size: int,
         queue_size: int,
         reason: str,
     ) -> None:
         """A rejected request: case 1, or invalid input (case 0 = not classified)."""
         self._push((1, t, self._wall(), self._thread_name(), case, due, label, args, period,
-                    origin, head, queue_size, reason))  # fmt: skip
+                    origin, head, ready_size, queue_size, reason))  # fmt: skip
 
     def wake(self, t: float, notified: bool, wait: float | None, head: float | None,
-             queue_size: int) -> None:  # fmt: skip
+             ready_size: int, queue_size: int) -> None:  # fmt: skip
         """The worker woke up: notified, or its wait timed out."""
         self._push((2, t, self._wall(), self._thread_name(),
-                    "notified" if notified else "timeout", wait, head, queue_size))  # fmt: skip
+                    "notified" if notified else "timeout", wait, head, ready_size,
+                    queue_size))  # fmt: skip
 
     def dispatch(self, t: float, task_id: int, due: float, fire_at: float, label: str,
-                 head_after: float | None, queue_size: int) -> None:  # fmt: skip
-        """A due task was handed to its executor."""
+                 head_after: float | None, ready_size: int, queue_size: int) -> None:  # fmt: skip
+        """A due task was handed to its executor (its whole due batch already left the queue)."""
         self._push((3, t, self._wall(), self._thread_name(), task_id, due, fire_at, label,
-                    head_after, queue_size))  # fmt: skip
+                    head_after, ready_size, queue_size))  # fmt: skip
 
     def start(self, t: float, task_id: int, due: float, label: str, dispatched: float) -> None:
         """A run started."""
@@ -353,10 +355,10 @@ class EventLog:
                     label, head_before, head_after, ready_size, queue_size))  # fmt: skip
 
     def shutdown(self, t: float, task_id: int, result: str, due: float, label: str | None,
-                 queue_size: int, detail: str | None) -> None:  # fmt: skip
+                 ready_size: int, queue_size: int, detail: str | None) -> None:  # fmt: skip
         """Shutdown: one ``dropped`` row per pending task, then one ``stopped`` row."""
         self._push((10, t, self._wall(), self._thread_name(), task_id, result, due, label,
-                    queue_size, detail))  # fmt: skip
+                    ready_size, queue_size, detail))  # fmt: skip
 
     # -- export -------------------------------------------------------------------------
     def to_csv(self, path: str | os.PathLike[str]) -> None:

@@ -359,7 +359,7 @@ class Scheduler:
         if case is _PAST:
             if log is not None:
                 log.reject(now, 1, due, label or label_of(action), short_repr(args), period,
-                           origin, head_before, len(queue),
+                           origin, head_before, queue.head_size(), len(queue),
                            f"due={due!r} is before now={now!r}")  # fmt: skip
             raise PastTimeError(
                 f"at/delay: the requested time {due!r} is in the past (now={now!r}); "
@@ -425,7 +425,7 @@ class Scheduler:
         text_label = label if isinstance(label, str) else short_repr(action)
         p = period if isinstance(period, float) else math.nan
         self._log.reject(now, 0, math.nan, text_label, short_repr(args), p, origin,
-                         self.queue.head_time(), len(self.queue),
+                         self.queue.head_time(), self.queue.head_size(), len(self.queue),
                          f"{type(exc).__name__}: {exc}")  # fmt: skip
 
     def _check_open(self) -> None:
@@ -555,7 +555,7 @@ class Scheduler:
                 states[task.id] = TaskState.RUNNING
                 if log is not None:
                     log.dispatch(now, task.id, task.due, self._fire_at(task.due), task.label,
-                                 queue.head_time(), len(queue))  # fmt: skip
+                                 queue.head_time(), queue.head_size(), len(queue))  # fmt: skip
                 if isinstance(task.action, threading.Event):
                     task.action.set()
                     task.runs += 1
@@ -739,7 +739,7 @@ class Scheduler:
                             self._waiting = False
                         if self._log is not None and not self._closed:
                             self._log.wake(clock.now(), notified, wait, queue.head_time(),
-                                           len(queue))  # fmt: skip
+                                           queue.head_size(), len(queue))  # fmt: skip
                         continue
                     batch = self._take_due(now)
                     if batch:
@@ -829,7 +829,8 @@ class Scheduler:
             self._cond.notify_all()
             if self._log is not None:
                 self._log.shutdown(self.clock.now(), -1, "stopped", math.nan, None,
-                                   len(self.queue), f"dropped {len(dropped)} task(s)")  # fmt: skip
+                                   self.queue.head_size(), len(self.queue),
+                                   f"dropped {len(dropped)} task(s)")  # fmt: skip
         if self.clock.virtual:
             self.clock._detach(self)  # type: ignore[attr-defined]
         return dropped
@@ -856,7 +857,8 @@ class Scheduler:
             dropped.append(TaskStatus(task.id, TaskState.DROPPED, task.due, task.label,
                                       task.period, task.runs))  # fmt: skip
             if log is not None:
-                log.shutdown(now, task.id, "dropped", task.due, task.label, len(self.queue), None)
+                log.shutdown(now, task.id, "dropped", task.due, task.label,
+                             self.queue.head_size(), len(self.queue), None)  # fmt: skip
         for task in list(self._running.values()):
             if task.period is not None and not task.stop_requested:
                 task.stop_requested = True
@@ -870,6 +872,7 @@ class Scheduler:
                         "dropped",
                         task.due,
                         task.label,
+                        self.queue.head_size(),
                         len(self.queue),
                         "periodic task in flight: its run finishes, none follows",
                     )

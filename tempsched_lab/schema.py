@@ -71,7 +71,12 @@ COLUMNS: tuple[Column, ...] = (
     Column("wait", "float", "float64", "wake: the wait the worker computed before sleeping (s)"),
     Column("head_before", "float", "float64", "head time before the step"),
     Column("head_after", "float", "float64", "head time after the step"),
-    Column("ready_size", "int", "Int64", "tasks at the head time after the step"),
+    Column(
+        "ready_size",
+        "int",
+        "Int64",
+        "tasks at the head time after the step (every row that has queue_size)",
+    ),
     Column("queue_size", "int", "Int64", "pending tasks after the step"),
     Column("woke", "bool", "boolean", "schedule: whether the worker was notified"),
     Column("missed", "int", "Int64", "missed: how many periodic runs were skipped"),
@@ -87,9 +92,10 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "schedule": ("task_id", "case", "dup_of", "due", "fire_at", "label", "args", "period",
                  "origin", "head_before", "head_after", "ready_size", "queue_size", "woke"),
     "reject": ("case", "due", "label", "args", "period", "origin", "head_before",
-               "queue_size", "error"),
-    "wake": ("result", "wait", "head_before", "queue_size"),
-    "dispatch": ("task_id", "due", "fire_at", "label", "head_after", "queue_size"),
+               "ready_size", "queue_size", "error"),
+    "wake": ("result", "wait", "head_before", "ready_size", "queue_size"),
+    "dispatch": ("task_id", "due", "fire_at", "label", "head_after", "ready_size",
+                 "queue_size"),
     "start": ("task_id", "due", "label", "dispatched"),
     "finish": ("task_id", "due", "label", "duration", "result"),
     "error": ("task_id", "due", "label", "duration", "error", "detail"),
@@ -97,7 +103,7 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "missed": ("task_id", "due", "label", "period", "missed", "result"),
     "cancel": ("task_id", "result", "where", "due", "label", "head_before", "head_after",
                "ready_size", "queue_size"),
-    "shutdown": ("task_id", "result", "due", "label", "queue_size", "detail"),
+    "shutdown": ("task_id", "result", "due", "label", "ready_size", "queue_size", "detail"),
 }  # fmt: skip
 
 #: Columns the frame adds, derived from stored ones.

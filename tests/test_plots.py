@@ -474,15 +474,16 @@ def test_queue_depth_steps_match_the_log_and_replay(frame):
     png(ax.figure)
 
 
-def test_queue_depth_of_a_bounded_log_carries_the_head_size_forward():
+def test_queue_depth_of_a_bounded_log_uses_the_recorded_head_sizes():
     clock = VirtualClock()
     s = Scheduler(clock, max_log_rows=10)
     for i in range(10):
         s.schedule(noop, at=1.0 + i, args=(i,))
     clock.run_until_idle()
-    ax = plot_queue_depth(s.log.to_frame())
-    (note,) = by_gid(ax, "note")
-    assert "carried forward" in note.get_text()
+    depth = queue_depth(s.log.to_frame())
+    assert len(depth) and depth["ready_size"].notna().all()
+    assert depth["queue_size"].iloc[-1] == 0 and depth["ready_size"].iloc[-1] == 0
+    png(plot_queue_depth(s.log.to_frame()).figure)
 
 
 def test_queue_depth_of_an_empty_log_and_a_csv_log(empty_frame, frame, csv_frame):
