@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,25 +27,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``tempsched-lab`` console script."""
-    args = build_parser().parse_args(argv)
-    from .demo import run_demo, summary_text, write_outputs
+def _progress_bar(stream: TextIO) -> Callable[[float], None]:
+    """A one-line text progress bar (redrawn in place on a terminal)."""
+    width = 30
+    interactive = stream.isatty()
+    last = [-1]
 
-    if args.seconds <= 0:
-        build_parser().error(f"--seconds={args.seconds}: must be > 0")
+    def show(fraction: float) -> None:
+        filled = round(max(0.0, min(1.0, fraction)) * width)
+        if filled == last[0] and fraction < 1.0:
+            return
+        last[0] = filled
+        bar = "#" * filled + "-" * (width - filled)
+        end = "\n" if fraction >= 1.0 else ("" if interactive else "\n")
+        stream.write(f"\r[{bar}] {fraction * 100:5.1f}%{end}")
+        stream.flush()
+
+    return show
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``tempsched-lab`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.seconds > 0 or args.seconds > 3600:
+        parser.error(f"--seconds {args.seconds:g}: must be > 0 and at most 3600")
+    out: Path = args.out
     try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        probe = args.out / ".write-test"
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".tempsched-write-test"
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
-        print(f"tempsched-lab: cannot write to --out {args.out}: {exc}", file=sys.stderr)
+        print(f"tempsched-lab: error: cannot write to --out {out}: {exc}", file=sys.stderr)
         return 1
-    mode = "virtual clock" if args.virtual else "real clock"
-    print(f"running the demo scenario for {args.seconds:g} s on a {mode}...")
-    result = run_demo(virtual=args.virtual, seconds=args.seconds)
-    written = write_outputs(result, args.out)
+    from .demo import run_demo, summary_text, write_outputs
+
+    mode = "virtual clock (instant)" if args.virtual else "real clock"
+    print(f"running the demo scenario for {args.seconds:g} s on a {mode}...", flush=True)
+    result = run_demo(
+        virtual=args.virtual, seconds=args.seconds, progress=_progress_bar(sys.stdout)
+    )
+    written = write_outputs(result, out)
     print(summary_text(result))
     for path in written:
         print(f"wrote {path}")

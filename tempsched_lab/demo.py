@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -37,10 +38,17 @@ class DemoResult:
         self.report = report
 
 
-def run_demo(*, virtual: bool = False, seconds: float = 3.0, scale: float = 1.0) -> DemoResult:
+def run_demo(
+    *,
+    virtual: bool = False,
+    seconds: float = 3.0,
+    scale: float = 1.0,
+    progress: Callable[[float], None] | None = None,
+) -> DemoResult:
     """Run the demo scenario for ``seconds`` (virtual or real) and return its log.
 
-    ``scale`` stretches every time in the scenario (the real-clock demo uses 1.0).
+    ``scale`` stretches every time in the scenario; ``progress(fraction)`` is
+    called about ten times a second while a real-clock run waits.
 
     >>> result = run_demo(virtual=True)
     >>> sorted(set(result.frame["case"].dropna().astype(int)))
@@ -67,19 +75,29 @@ def run_demo(*, virtual: bool = False, seconds: float = 3.0, scale: float = 1.0)
     s.schedule(_fail, at=at(1.25), label="failing task")
     doomed = s.schedule(_work, at=at(2.5), args=("never",), label="cancelled")
     s.cancel(doomed)
+    end = t0 + seconds * scale
     if virtual:
-        clock.run_until(t0 + seconds * scale)  # type: ignore[attr-defined]
+        clock.run_until(end)  # type: ignore[attr-defined]
     else:
         import time
 
-        time.sleep(seconds * scale)
+        while (left := end - clock.now()) > 0:
+            if progress is not None:
+                progress(1.0 - left / (seconds * scale))
+            time.sleep(min(0.1, left))
+    if progress is not None:
+        progress(1.0)
     s.shutdown()
     frame = s.log.to_frame()
     return DemoResult(s, frame, s.log.audit())
 
 
 def write_outputs(result: DemoResult, out: Path) -> list[Path]:
-    """Write the log as CSV (and Parquet when pyarrow is installed) into ``out``."""
+    """Write the log (CSV, and Parquet when pyarrow is installed) and the figures into ``out``."""
+    from matplotlib.figure import Figure
+
+    from .plots import plot_summary, plot_timeline
+
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "event-log.csv"]
     result.scheduler.log.to_csv(written[0])
@@ -90,6 +108,13 @@ def write_outputs(result: DemoResult, out: Path) -> list[Path]:
     else:
         written.append(out / "event-log.parquet")
         result.scheduler.log.to_parquet(written[-1])
+    summary = plot_summary(result.frame)
+    written.append(out / "summary.png")
+    summary.savefig(written[-1], dpi=100)
+    timeline = Figure(figsize=(11, 5.5), layout="constrained")
+    plot_timeline(result.frame, ax=timeline.add_subplot())
+    written.append(out / "timeline.png")
+    timeline.savefig(written[-1], dpi=100)
     return written
 
 
