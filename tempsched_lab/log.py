@@ -134,9 +134,17 @@ class EventLog:
         max_rows: keep only the newest ``max_rows`` rows (a ring buffer);
             :attr:`dropped` counts what fell out. ``None`` keeps everything.
         enabled: record nothing when False (``Scheduler(log=False)``).
+        lock: the lock the recorder holds while appending (the scheduler's);
+            readers of a bounded log copy it under this lock.
     """
 
-    def __init__(self, max_rows: int | None = None, *, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        max_rows: int | None = None,
+        *,
+        enabled: bool = True,
+        lock: threading.Lock | None = None,
+    ) -> None:
         if max_rows is not None and (
             isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
         ):
@@ -147,6 +155,7 @@ class EventLog:
             [] if max_rows is None else collections.deque(maxlen=max_rows)
         )
         self._seq = 0
+        self._lock = lock if lock is not None else threading.Lock()
         self._taps: list[Callable[[int, Row], Any]] = []
         self._subs: list[Subscription] = []
         self._chunks: list[dict[str, np.ndarray]] = []  # converted full chunks (list mode)
@@ -168,16 +177,24 @@ class EventLog:
         """The ``seq`` the next row will get (total rows ever recorded)."""
         return self._seq
 
+    def _copy(self) -> tuple[list[Row], int]:
+        """A consistent copy of the stored rows and the ``seq`` of the first one."""
+        rows = self._rows
+        if isinstance(rows, list):  # append-only, never drops: a slice is consistent
+            return rows[:], 0
+        with self._lock:  # a deque drops rows as it appends: copy under the recorder's lock
+            return list(rows), self._seq - len(rows)
+
     def rows(self) -> list[dict[str, Any]]:
         """The stored rows as dicts (for small logs and tests)."""
-        first = self.dropped
-        return [row_dict(first + i, r) for i, r in enumerate(list(self._rows))]
+        kept, first = self._copy()
+        return [row_dict(first + i, r) for i, r in enumerate(kept)]
 
     def tail(self, n: int = 20) -> pd.DataFrame:
         """The last ``n`` rows as a DataFrame."""
-        rows = list(self._rows)
-        kept = rows[-n:] if n > 0 else []
-        return _frame([_columns(kept, self._seq - len(kept))])
+        kept, first = self._copy()
+        part = kept[-n:] if n > 0 else []
+        return _frame([_columns(part, first + len(kept) - len(part))])
 
     def to_frame(self) -> pd.DataFrame:
         """All stored rows as a typed DataFrame (built now, from the stored tuples).
@@ -193,8 +210,8 @@ class EventLog:
                 self._chunks.append(_columns(rows[k * _CHUNK : (k + 1) * _CHUNK], k * _CHUNK))
             done = len(self._chunks) * _CHUNK
             return _frame([*self._chunks, _columns(rows[done:n], done)])
-        kept = list(rows)
-        return _frame([_columns(kept, self._seq - len(kept))])
+        kept, first = self._copy()
+        return _frame([_columns(kept, first)])
 
     # -- subscribing ------------------------------------------------------------------
     def subscribe(
@@ -225,7 +242,8 @@ class EventLog:
 
         For tests and debuggers that must see the state right after each row
         (``scheduler.queue.snapshot()`` is safe inside). Keep it fast; never
-        call the scheduler from it. Returns a function that removes the tap.
+        call the scheduler or this log's readers from it (its lock is held).
+        Returns a function that removes the tap.
         """
 
         def run(seq: int, row: Row) -> None:

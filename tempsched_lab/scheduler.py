@@ -120,15 +120,15 @@ class Scheduler:
         self.queue: TimerQueue = make_queue(queue, **dict(queue_options or {}))
         # the wheel rounds due times up to its tick; the other designs fire at the due time
         self._fire: Callable[[float], float] | None = getattr(self.queue, "fire_time", None)
-        self.log = EventLog(max_log_rows, enabled=bool(log))
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self.log = EventLog(max_log_rows, enabled=bool(log), lock=self._lock)
         self._log: EventLog | None = self.log if log else None
         self.resolution = None if resolution is None else check.check_period(resolution)
         if resolution is not None and self.resolution is None:  # pragma: no cover
             raise ValueError(f"resolution={resolution!r}")
         self.misfire = check.check_misfire(misfire)
         self.name = name
-        self._lock = threading.Lock()
-        self._cond = threading.Condition(self._lock)
         self._states = bytearray()
         self._running: dict[int, Task] = {}
         self._options: dict[int, tuple[bool, str]] = {}  # periodic: (fixed_delay, misfire)

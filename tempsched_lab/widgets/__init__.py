@@ -1,0 +1,61 @@
+"""Jupyter widgets for watching and driving a scheduler: panels, a dashboard, a static export.
+
+Each panel owns its widgets, shows them in ``panel.widget`` (and displays
+itself in a notebook), and recomputes its display in ``panel.refresh()``:
+
+* :class:`QueuePanel`: the head, the next time points and their tasks, with
+  countdowns; the heap's or wheel's own picture.
+* :class:`TimelinePanel`: the task timeline with a "now" line.
+* :class:`DecisionTreePanel`: the decision tree, the last decision's path
+  highlighted, per-case counts.
+* :class:`LogPanel`: the newest log rows, filtered by kind, case or task.
+* :class:`ControlsPanel`: step / advance / play a virtual clock; schedule a
+  demo task; cancel by ID; each decision explained in words.
+* :class:`HistoryPanel`: scrub through the log, the queue replayed at each row.
+
+:class:`Dashboard` composes them for one scheduler and keeps them live with a
+single :class:`Refresher` thread (at most ~10 updates per second, a full
+resync every few seconds). See ``docs/widgets.md``.
+
+>>> from tempsched_lab import Scheduler, VirtualClock
+>>> from tempsched_lab.widgets import Dashboard
+>>> s = Scheduler(VirtualClock())
+>>> dash = Dashboard(s, panels=("controls", "queue"), autostart=False)
+>>> dash.close()
+"""
+
+from __future__ import annotations
+
+from ._base import FigureRenderer, LogSource, Panel, Part
+from .controls import ControlsPanel, cancel_text, decision_text, demo_task
+from .dashboard import PANELS, Dashboard, static_html
+from .figures import DecisionTreePanel, TimelinePanel, last_decision
+from .history import HistoryPanel
+from .logview import LogPanel, describe_row, log_table_html
+from .queue import QueuePanel, queue_table_html
+from .refresher import Refresher, active_refresher
+
+__all__ = [
+    "PANELS",
+    "ControlsPanel",
+    "Dashboard",
+    "DecisionTreePanel",
+    "FigureRenderer",
+    "HistoryPanel",
+    "LogPanel",
+    "LogSource",
+    "Panel",
+    "Part",
+    "QueuePanel",
+    "Refresher",
+    "TimelinePanel",
+    "active_refresher",
+    "cancel_text",
+    "decision_text",
+    "demo_task",
+    "describe_row",
+    "last_decision",
+    "log_table_html",
+    "queue_table_html",
+    "static_html",
+]

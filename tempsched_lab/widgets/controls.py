@@ -1,0 +1,356 @@
+"""The controls: drive a virtual clock, schedule a demo task, cancel by ID; decisions in words."""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as W
+
+from ..clock import VirtualClock
+from ..decision import Case, Decision
+from ..scheduler import PastTimeError, SchedulerClosedError
+from ..task import CancelResult
+from ._base import LogSource, Panel, Part, esc, fmt_countdown, fmt_time
+
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
+
+__all__ = ["ControlsPanel", "cancel_text", "decision_text", "demo_task", "parse_args"]
+
+
+_TEXT = "style='line-height:1.4'"
+
+
+def demo_task(*args: Any) -> str:
+    """The action of tasks scheduled from the controls: returns its arguments as text.
+
+    >>> demo_task(1, "a")
+    "(1, 'a')"
+    """
+    return repr(args)
+
+
+def parse_args(text: str) -> tuple[Any, ...]:
+    """Positional arguments typed in the form: Python literals separated by commas.
+
+    Text that is not a literal is taken as one string argument.
+
+    >>> parse_args(""), parse_args("1, 'a'"), parse_args("hello")
+    ((), (1, 'a'), ('hello',))
+    """
+    text = text.strip()
+    if not text:
+        return ()
+    try:
+        value = ast.literal_eval(f"({text},)")
+    except (ValueError, SyntaxError):
+        return (text,)
+    return tuple(value)
+
+
+def decision_text(decision: Decision, now: float | None = None) -> str:
+    """A schedule decision in words: what the scheduler did and why (the case's teaching text).
+
+    >>> from tempsched_lab import Scheduler, VirtualClock
+    >>> s = Scheduler(VirtualClock())
+    >>> print(decision_text(s.schedule_decision(print, at=1.0)))  # doctest: +ELLIPSIS
+    <div class='tsl-decision-text' ...><b>Case 2, nothing scheduled:</b> task #0 is queued, ...
+    """
+    case = decision.case
+    if case is Case.PAST:
+        what = "the request is rejected"
+    elif decision.duplicate_of is not None:
+        what = f"nothing is added; the existing task #{decision.duplicate_of} is returned"
+    else:
+        what = f"task #{decision.task_id} is queued"
+        if not math.isnan(decision.due):
+            what += f", due {fmt_time(decision.due)}"
+            if now is not None:
+                what += f" ({fmt_countdown(decision.due, now)})"
+    head = (
+        f"head before {fmt_time(decision.head_before) or 'none'}, "
+        f"after {fmt_time(decision.head_after) or 'none'}"
+    )
+    woke = "; the worker was woken" if decision.woke_worker else ""
+    return (
+        f"<div class='tsl-decision-text' {_TEXT}><b>Case {int(case)}, {esc(case.short)}:</b> "
+        f"{esc(what)}.<br>{esc(case.explanation)}<br>"
+        f"<span style='color:#666'>{esc(head)}{woke}</span></div>"
+    )
+
+
+_CANCEL_WORDS = {
+    CancelResult.CANCELLED: "was pending: it is removed from the queue and will not run.",
+    CancelResult.RUNNING: (
+        "is running right now: that run finishes, but a periodic task will not run again."
+    ),
+    CancelResult.ALREADY_DONE: "already ran, failed or was cancelled: nothing to do.",
+    CancelResult.NOT_FOUND: "was never issued by this scheduler.",
+}
+
+
+def cancel_text(task_id: int, result: CancelResult) -> str:
+    """What a cancel did, in words.
+
+    >>> cancel_text(3, CancelResult.NOT_FOUND)
+    "<div class='tsl-cancel-text' style='line-height:1.4'><b>cancel #3: not_found</b> — task #3 was never issued by this scheduler.</div>"
+    """  # noqa: E501
+    return (
+        f"<div class='tsl-cancel-text' {_TEXT}><b>cancel #{task_id}: {result.value}</b> — "
+        f"task #{task_id} {esc(_CANCEL_WORDS[result])}</div>"
+    )
+
+
+def _error_text(title: str, exc: BaseException) -> str:
+    return (
+        f"<div class='tsl-error-text' style='color:#A40000;line-height:1.4'><b>{esc(title)}:</b> "
+        f"{esc(type(exc).__name__)}: {esc(exc)}</div>"
+    )
+
+
+class ControlsPanel(Panel):
+    """Buttons and a form to drive the scheduler, with each decision explained in words.
+
+    * Under a :class:`~tempsched_lab.VirtualClock`: **step** (fire the next due
+      group), **advance** by a chosen amount, **play** at a chosen rate and **pause**.
+    * Under any clock: schedule a demo task (after a delay or at a time, with a
+      label, arguments and an optional period) and cancel a task by ID.
+
+    The outcome of the last action is in :attr:`result` (HTML) and, for a
+    schedule, in :attr:`last_decision`. Callbacks only call the scheduler and
+    write this panel's widgets, then notify :meth:`on_change` listeners (a
+    dashboard pokes its refresher).
+
+    >>> from tempsched_lab import Scheduler, VirtualClock
+    >>> clock = VirtualClock()
+    >>> s = Scheduler(clock)
+    >>> panel = ControlsPanel(s)
+    >>> panel.label.value = "hello"
+    >>> panel.schedule_button.click()
+    >>> panel.last_decision.case.short
+    'nothing scheduled'
+    >>> panel.step_button.click()
+    >>> clock.now()
+    1.0
+    >>> panel.close()
+    """
+
+    name = "controls"
+
+    def __init__(self, scheduler: Scheduler, *, source: LogSource | None = None) -> None:
+        super().__init__(scheduler, source=source)
+        self.clock = scheduler.clock
+        self.virtual = isinstance(self.clock, VirtualClock)
+        self.last_decision: Decision | None = None
+        self.last_cancel: CancelResult | None = None
+        narrow = W.Layout(width="180px")
+        button = W.Layout(width="auto")
+        self.status: W.HTML = self._own(W.HTML("<i>(not refreshed yet)</i>"), "tsl-controls-status")
+        rows: list[W.Widget] = [self.status]
+        self.step_button: W.Button | None = None
+        self.advance_button: W.Button | None = None
+        self.play_button: W.Button | None = None
+        self.pause_button: W.Button | None = None
+        if self.virtual:
+            self.step_button = self._own(
+                W.Button(description="step", tooltip="fire the next due group", layout=button),
+                "tsl-step",
+            )
+            self.amount: W.FloatText = self._own(
+                W.FloatText(value=1.0, description="by (s)", layout=narrow), "tsl-amount"
+            )
+            self.advance_button = self._own(
+                W.Button(description="advance", layout=button), "tsl-advance"
+            )
+            self.rate: W.FloatText = self._own(
+                W.FloatText(value=1.0, description="rate (×)", layout=narrow), "tsl-rate"
+            )
+            self.play_button = self._own(W.Button(description="play", layout=button), "tsl-play")
+            self.pause_button = self._own(W.Button(description="pause", layout=button), "tsl-pause")
+            self.step_button.on_click(self._on_step)
+            self.advance_button.on_click(self._on_advance)
+            self.play_button.on_click(self._on_play)
+            self.pause_button.on_click(self._on_pause)
+            self.rate.observe(self._on_rate, names="value")
+            rows += [
+                self._own(W.HBox([self.step_button, self.amount, self.advance_button])),
+                self._own(W.HBox([self.rate, self.play_button, self.pause_button])),
+            ]
+        # -- the schedule form (any clock) --------------------------------------------------
+        self.mode: W.ToggleButtons = self._own(
+            W.ToggleButtons(
+                options=[("delay", "delay"), ("at time", "at")],
+                value="delay",
+                style={"button_width": "70px"},
+            ),
+            "tsl-mode",
+        )
+        self.when: W.FloatText = self._own(
+            W.FloatText(value=1.0, description="seconds", layout=narrow), "tsl-when"
+        )
+        self.label: W.Text = self._own(
+            W.Text(value="demo", description="label", layout=narrow), "tsl-label"
+        )
+        self.args: W.Text = self._own(
+            W.Text(value="", placeholder="e.g. 1, 'a'", description="args", layout=narrow),
+            "tsl-args",
+        )
+        self.period: W.FloatText = self._own(
+            W.FloatText(value=0.0, description="period", layout=narrow), "tsl-period"
+        )
+        self.schedule_button: W.Button = self._own(
+            W.Button(description="schedule", button_style="primary", layout=button),
+            "tsl-schedule",
+        )
+        self.cancel_id: W.IntText = self._own(
+            W.IntText(value=0, description="task ID", layout=narrow), "tsl-cancel-id"
+        )
+        self.cancel_button: W.Button = self._own(
+            W.Button(description="cancel", button_style="warning", layout=button), "tsl-cancel"
+        )
+        self.result: W.HTML = self._own(
+            W.HTML("<i>no action yet</i>", layout=W.Layout(max_width="420px")), "tsl-decision"
+        )
+        for control in (self.when, self.label, self.args, self.period, self.cancel_id):
+            control.style.description_width = "60px"
+        if self.virtual:
+            self.amount.style.description_width = "60px"
+            self.rate.style.description_width = "60px"
+        self.schedule_button.on_click(self._on_schedule)
+        self.cancel_button.on_click(self._on_cancel)
+        self.mode.observe(self._on_mode, names="value")
+        rows += [
+            self.mode,
+            self._own(W.HBox([self.when, self.label])),
+            self._own(W.HBox([self.args, self.period])),
+            self._own(W.HBox([self.schedule_button])),
+            self._own(W.HBox([self.cancel_id, self.cancel_button])),
+            self.result,
+        ]
+        self.widget = self._box(rows, "Controls")
+
+    # -- callbacks (short: one scheduler call, then this panel's widgets) ---------------------
+    def _on_step(self, _button: Any = None) -> None:
+        self._clock_action(lambda: self.clock.step(), "step")  # type: ignore[attr-defined]
+
+    def _on_advance(self, _button: Any = None) -> None:
+        amount = float(self.amount.value)
+        self._clock_action(lambda: self.clock.advance(amount), f"advance by {amount:g} s")  # type: ignore[attr-defined]
+
+    def _on_play(self, _button: Any = None) -> None:
+        rate = float(self.rate.value)
+        self._clock_action(lambda: self.clock.play(rate), f"play at {rate:g}×")  # type: ignore[attr-defined]
+
+    def _on_pause(self, _button: Any = None) -> None:
+        self._clock_action(lambda: self.clock.pause(), "pause")  # type: ignore[attr-defined]
+
+    def _on_rate(self, change: Any) -> None:
+        clock: VirtualClock = self.clock  # type: ignore[assignment]
+        if clock.rate > 0 and change["new"] > 0:
+            self._clock_action(lambda: setattr(clock, "rate", float(change["new"])), "rate")
+
+    def _on_mode(self, change: Any) -> None:
+        self.when.description = "seconds" if change["new"] == "delay" else "time"
+        if change["new"] == "at":
+            self.when.value = round(self.clock.now() + 1.0, 3)
+        else:
+            self.when.value = 1.0
+
+    def _clock_action(self, action: Any, what: str) -> None:
+        try:
+            value = action()
+        except Exception as exc:
+            self.result.value = _error_text(what, exc)
+        else:
+            extra = ""
+            if what == "step":
+                extra = " (nothing pending)" if value is None else f" to {fmt_time(value)}"
+            self.result.value = (
+                f"<div class='tsl-clock-text'><b>{esc(what)}</b>{esc(extra)}: "
+                f"now = {fmt_time(self.clock.now())}</div>"
+            )
+        self.refresh()
+        self._changed()
+
+    def _on_schedule(self, _button: Any = None) -> None:
+        when = float(self.when.value)
+        period = float(self.period.value) or None
+        request: dict[str, Any] = {
+            "label": self.label.value.strip() or None,
+            "args": parse_args(self.args.value),
+            "period": period,
+        }
+        if self.mode.value == "delay":
+            request["delay"] = when
+        else:
+            request["at"] = when
+        try:
+            decision = self.scheduler.schedule_decision(demo_task, **request)
+        except PastTimeError as exc:
+            decision = exc.decision
+        except (ValueError, TypeError, SchedulerClosedError) as exc:
+            self.result.value = _error_text("schedule rejected", exc)
+            self._changed()
+            return
+        self.last_decision = decision
+        self.result.value = decision_text(decision, self.clock.now())
+        if decision.task_id is not None:
+            self.cancel_id.value = decision.task_id
+        self.refresh()
+        self._changed()
+
+    def _on_cancel(self, _button: Any = None) -> None:
+        task_id = int(self.cancel_id.value)
+        try:
+            result = self.scheduler.cancel(task_id)
+        except (TypeError, SchedulerClosedError) as exc:
+            self.result.value = _error_text("cancel", exc)
+        else:
+            self.last_cancel = result
+            self.result.value = cancel_text(task_id, result)
+        self.refresh()
+        self._changed()
+
+    # -- display -----------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Recompute the status line (clock, rate, pending tasks, log rows)."""
+        with self._lock:
+            if self.closed:
+                return
+            self.status.value = self._status_html()
+
+    def _status_html(self) -> str:
+        clock = self.clock
+        s = self.scheduler
+        if self.virtual:
+            rate = clock.rate  # type: ignore[attr-defined]
+            mode = f"playing at {rate:g}×" if rate > 0 else "paused (step it)"
+            error = getattr(clock, "play_error", None)
+            if error is not None:
+                mode += f" — stopped by {type(error).__name__}: {esc(error)}"
+            kind = "virtual clock"
+        else:
+            mode, kind = "running", "real clock"
+        state = "shut down" if s.closed else f"{s.pending} pending, {s.running} running"
+        rows = self.source.version
+        return (
+            f"<div class='tsl-status'>{kind}, {mode} · now "
+            f"<b class='tsl-now'>{fmt_time(clock.now())}</b> · {state} · "
+            f"{max(rows, 0)} log rows · next {self._next_text()}</div>"
+        )
+
+    def _next_text(self) -> str:
+        head = self.source.snapshot().head_time
+        if head is None:
+            return "—"
+        return f"{fmt_time(head)} ({fmt_countdown(head, self.clock.now())})"
+
+    def _key(self) -> Hashable:
+        rate = getattr(self.clock, "rate", None)
+        return (self.source.version, round(self.clock.now(), 2), rate, self.scheduler.closed)
+
+    def parts(self) -> list[Part]:
+        return [Part("controls", self.refresh, self._key)]

@@ -1,0 +1,286 @@
+"""The dashboard: every panel for one scheduler, one refresher, and a static HTML export."""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as W
+from ipywidgets.embed import dependency_state, embed_minimal_html
+
+from ._base import LogSource, Panel
+from .controls import ControlsPanel
+from .figures import DecisionTreePanel, TimelinePanel
+from .history import HistoryPanel
+from .logview import LogPanel
+from .queue import QueuePanel
+from .refresher import Refresher
+
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
+
+__all__ = ["PANELS", "Dashboard", "static_html"]
+
+#: Panel names, in display order, and their classes.
+PANELS: dict[str, type[Panel]] = {
+    "controls": ControlsPanel,
+    "queue": QueuePanel,
+    "timeline": TimelinePanel,
+    "tree": DecisionTreePanel,
+    "log": LogPanel,
+    "history": HistoryPanel,
+}
+
+
+class Dashboard:
+    """All panels for one scheduler, kept live by one :class:`~tempsched_lab.widgets.Refresher`.
+
+    Works under a real clock (the scheduler's worker thread runs tasks; the
+    dashboard follows) and under a :class:`~tempsched_lab.VirtualClock` (the
+    controls step, advance or play it). Display it as the last expression of a
+    cell, or ``display(dashboard)``; the cell returns at once.
+
+    Creating a new dashboard for the same scheduler (a re-run cell) closes the
+    old one, so there is never more than one refresher per scheduler.
+
+    Args:
+        scheduler: the scheduler to show.
+        panels: which panels, by name (see :data:`PANELS`); all by default.
+        max_rate: refresh rounds per second at most.
+        resync_every: seconds between full re-sends of the output widgets.
+        clock: time source of the refresher (injectable for tests).
+        autostart: start the refresher thread now; with ``False`` call
+            :meth:`refresh` (or ``dashboard.refresher.tick()``) yourself.
+        stop_after: the refresher stops by itself after this many seconds.
+        title: heading shown above the panels.
+        options: keyword arguments per panel, e.g. ``{"queue": {"max_points": 5}}``.
+
+    >>> from tempsched_lab import Scheduler, VirtualClock
+    >>> from tempsched_lab.widgets import Dashboard
+    >>> s = Scheduler(VirtualClock())
+    >>> _ = s.schedule(print, at=1.0, args=("hi",), label="hello")
+    >>> dash = Dashboard(s, panels=("controls", "queue", "log"), autostart=False)
+    >>> "hello" in dash.queue.table.value
+    True
+    >>> dash.controls.step_button.click()
+    hi
+    >>> _ = dash.refresh()
+    >>> "the queue is empty" in dash.queue.table.value
+    True
+    >>> dash.close()
+    """
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        *,
+        panels: Sequence[str] | None = None,
+        max_rate: float = 10.0,
+        resync_every: float | None = 3.0,
+        clock: Callable[[], float] = time.monotonic,
+        autostart: bool = True,
+        stop_after: float | None = None,
+        title: str | None = "tempsched_lab dashboard",
+        options: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        names = list(PANELS) if panels is None else list(panels)
+        unknown = [n for n in names if n not in PANELS]
+        if unknown:
+            raise ValueError(f"panels={unknown!r}: unknown; expected some of {list(PANELS)}")
+        options = options or {}
+        self.scheduler = scheduler
+        self.source = LogSource(scheduler)
+        self.closed = False
+        self.panels: dict[str, Panel] = {
+            name: PANELS[name](scheduler, source=self.source, **options.get(name, {}))  # type: ignore[call-arg]
+            for name in PANELS
+            if name in names
+        }
+        self.refresher = Refresher(
+            self.panels.values(),
+            scheduler=scheduler,
+            max_rate=max_rate,
+            resync_every=resync_every,
+            clock=clock,
+            stop_after=stop_after,
+            on_replaced=self.close,
+        )
+        for panel in self.panels.values():
+            panel.on_change(self.refresher.poke)
+        heading = "" if title is None else f"<h3 style='margin:4px 0'>{html.escape(title)}</h3>"
+        about = f"<div style='color:#555'>{html.escape(_describe(scheduler))}</div>"
+        self.header = W.HTML(heading + about)
+        self.header.add_class("tsl-header")
+        self.widget = self._layout()
+        self.widget.add_class("tsl-dashboard")
+        self.refresher.tick(force=True)  # complete before the first display
+        if autostart:
+            self.refresher.start()
+
+    # -- panels by name ---------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Panel:
+        panels = self.__dict__.get("panels", {})
+        if name in panels:
+            return panels[name]  # type: ignore[no-any-return]
+        raise AttributeError(f"{type(self).__name__!s} has no attribute or panel {name!r}")
+
+    def _layout(self) -> W.VBox:
+        p = {name: panel.widget for name, panel in self.panels.items()}
+        wrap = W.Layout(flex_flow="row wrap", align_items="flex-start")
+        rows: list[W.Widget] = [self.header]
+        top = [p[n] for n in ("controls", "queue") if n in p]
+        if top:
+            rows.append(W.HBox(top, layout=wrap))
+        if "timeline" in p:
+            rows.append(p["timeline"])
+        middle = [p[n] for n in ("tree", "log") if n in p]
+        if middle:
+            rows.append(W.HBox(middle, layout=wrap))
+        if "history" in p:
+            rows.append(p["history"])
+        return W.VBox(rows)
+
+    # -- refreshing and releasing ---------------------------------------------------------------
+    def refresh(self) -> int:
+        """Refresh every panel now, in this thread; returns the number of parts refreshed."""
+        return self.refresher.tick(force=True)
+
+    def close(self) -> None:
+        """Stop the refresher, release the figures and close every widget. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        self.refresher.close()
+        for panel in self.panels.values():
+            panel.close()
+        for widget in self._containers():
+            widget.close()
+
+    def _containers(self) -> list[W.Widget]:
+        out: list[W.Widget] = [self.header]
+        todo: list[W.Widget] = [self.widget]
+        owned = {id(w) for panel in self.panels.values() for w in panel._owned}
+        while todo:
+            w = todo.pop()
+            if id(w) in owned:
+                continue
+            out.append(w)
+            todo.extend(getattr(w, "children", ()))
+        return out
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # -- static export -----------------------------------------------------------------------
+    def to_html(self, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+        """Write a self-contained HTML snapshot of the dashboard; returns the path.
+
+        The file embeds the widgets' state (``ipywidgets.embed.embed_minimal_html``),
+        so it opens in a browser without a kernel: the widget manager script
+        (from a CDN) renders the live widget views. A static copy of the same
+        content (tables, texts, PNG images inlined) is shown until the widgets
+        render, and stays when the page is opened offline.
+        """
+        if self.closed:
+            raise RuntimeError("this dashboard is closed")
+        self.refresh()
+        path = Path(path)
+        page_title = title or "tempsched_lab dashboard"
+        fallback = static_html(self.widget)
+        template = _TEMPLATE.replace("@STATIC@", fallback.replace("{", "{{").replace("}", "}}"))
+        embed_minimal_html(
+            str(path),
+            views=[self.widget],
+            title=page_title,
+            template=template,
+            state=dependency_state([self.widget], drop_defaults=True),
+            requirejs=False,
+        )
+        return path
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else repr(self.refresher)
+        return f"<Dashboard {list(self.panels)} for {self.scheduler!r}: {state}>"
+
+
+def _describe(scheduler: Scheduler) -> str:
+    clock = type(scheduler.clock).__name__
+    name = f"{scheduler.name} · " if scheduler.name else ""
+    return f"{name}{clock} · queue design: {scheduler.queue.design}"
+
+
+# -- static export ---------------------------------------------------------------------------
+
+
+def static_html(widget: W.Widget) -> str:
+    """Plain HTML of a widget tree's outputs: HTML and label texts, images inlined as PNG.
+
+    Inputs (buttons, sliders, text fields) are left out. Used as the
+    no-JavaScript part of :meth:`Dashboard.to_html`.
+
+    >>> box = W.VBox([W.HTML("<b>hi</b>"), W.Button(description="x"), W.Label("a<b")])
+    >>> static_html(box)
+    "<div style='display:flex;flex-direction:column;gap:6px'><div><b>hi</b></div><div>a&lt;b</div></div>"
+    """  # noqa: E501
+    if getattr(widget.layout, "display", None) == "none":
+        return ""
+    if isinstance(widget, (W.HTML, W.HTMLMath)):
+        return f"<div>{widget.value}</div>"
+    if isinstance(widget, W.Label):
+        return f"<div>{html.escape(widget.value)}</div>"
+    if isinstance(widget, W.Image):
+        if not widget.value:
+            return ""
+        data = base64.b64encode(widget.value).decode("ascii")
+        return f"<img style='max-width:100%' src='data:image/{widget.format};base64,{data}'>"
+    if isinstance(widget, W.Box):
+        direction = "row;flex-wrap:wrap" if isinstance(widget, W.HBox) else "column"
+        inner = "".join(static_html(child) for child in widget.children)
+        if not inner:
+            return ""
+        return f"<div style='display:flex;flex-direction:{direction};gap:6px'>{inner}</div>"
+    return ""
+
+
+# {title} and {snippet} are filled by embed_minimal_html; @STATIC@ by to_html (braces doubled).
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 12px; }}
+#tsl-static {{ border: 1px dashed #bbb; padding: 8px; }}
+</style>
+</head>
+<body>
+<div id="tsl-static">
+<p style="color:#666"><i>Static snapshot of a tempsched_lab dashboard (no kernel). The
+interactive view replaces it when the widget manager script loads.</i></p>
+@STATIC@
+</div>
+{snippet}
+<script>
+(function () {{
+  var box = document.getElementById("tsl-static");
+  function rendered() {{
+    if (document.querySelector(".jupyter-widgets, .widget-box")) {{
+      box.style.display = "none";
+      return true;
+    }}
+    return false;
+  }}
+  if (!rendered()) {{
+    var watch = new MutationObserver(function () {{ if (rendered()) watch.disconnect(); }});
+    watch.observe(document.body, {{ childList: true, subtree: true }});
+  }}
+}})();
+</script>
+</body>
+</html>
+"""

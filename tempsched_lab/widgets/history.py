@@ -1,0 +1,253 @@
+"""The history scrubber: a slider over ``seq`` that replays the queue at any row of the log."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as W
+
+from ..decision import Case
+from ..plots import plot_queue
+from ..queues import TimerQueue, make_queue
+from ..replay import Replayer
+from ._base import LogSource, Panel, Part, esc, fmt_time, image_widget, picture_size
+from .logview import _int, _num, _text, describe_row
+from .queue import queue_table_html
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..scheduler import Scheduler
+
+__all__ = ["HistoryPanel"]
+
+
+def _empty_like(queue: TimerQueue) -> str | TimerQueue:
+    """A design name, or an empty queue with the same options (a wheel's slots and tick)."""
+    if queue.design in ("sorteddict", "heap"):
+        return queue.design
+    if queue.design == "wheel":
+        return make_queue(
+            "wheel",
+            slots=queue.slots,  # type: ignore[attr-defined]
+            tick=queue.tick,  # type: ignore[attr-defined]
+            origin=queue.origin,  # type: ignore[attr-defined]
+        )
+    try:
+        return type(queue)()
+    except Exception:
+        return "sorteddict"
+
+
+class HistoryPanel(Panel):
+    """Scrub through the log: the queue state replayed at the chosen row, the row explained.
+
+    The slider runs over ``seq`` (the row numbers still kept by the log). With
+    **follow newest** on, it moves to the newest row whenever a refresher
+    refreshes the panel; moving the slider by hand turns following off. The
+    queue at the chosen row is rebuilt with :class:`~tempsched_lab.Replayer`
+    (the same design as the scheduler's queue) and shown as a table and, with
+    the design's picture (by default for the heap and the wheel, as in
+    :class:`~tempsched_lab.widgets.QueuePanel`).
+
+    >>> from tempsched_lab import Scheduler, VirtualClock
+    >>> s = Scheduler(VirtualClock())
+    >>> a = s.schedule(print, at=2.0, label="first")
+    >>> b = s.schedule(print, at=1.0, label="second")
+    >>> panel = HistoryPanel(s, picture=False)
+    >>> panel.refresh()
+    >>> panel.slider.value, "case 3" in panel.info.value
+    (1, True)
+    >>> panel.slider.value = 0
+    >>> "second" in panel.queue.value, panel.follow.value
+    (False, False)
+    >>> panel.close()
+    """
+
+    name = "history"
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        *,
+        source: LogSource | None = None,
+        picture: bool | None = None,
+        interval: float = 1.0,
+        max_points: int = 8,
+        figsize: tuple[float, float] | None = None,
+        dpi: int = 72,
+    ) -> None:
+        super().__init__(scheduler, source=source)
+        self.interval = interval
+        self.max_points = max_points
+        self.slider: W.IntSlider = self._own(
+            W.IntSlider(
+                value=0,
+                min=0,
+                max=0,
+                description="row (seq)",
+                continuous_update=False,
+                layout=W.Layout(width="520px"),
+            ),
+            "tsl-history-slider",
+        )
+        self.slider.style.description_width = "70px"
+        self.prev_button: W.Button = self._own(
+            W.Button(description="◀", tooltip="previous row", layout=W.Layout(width="40px")),
+            "tsl-history-prev",
+        )
+        self.next_button: W.Button = self._own(
+            W.Button(description="▶", tooltip="next row", layout=W.Layout(width="40px")),
+            "tsl-history-next",
+        )
+        self.follow: W.Checkbox = self._own(
+            W.Checkbox(value=True, description="follow newest", indent=False), "tsl-follow"
+        )
+        self.info: W.HTML = self._own(W.HTML("<i>no rows yet</i>"), "tsl-history-row")
+        self.queue: W.HTML = self._own(W.HTML(), "tsl-history-queue")
+        self.image: W.Image | None = None
+        children: list[W.Widget] = [
+            self._own(W.HBox([self.prev_button, self.slider, self.next_button, self.follow])),
+            self.info,
+            self.queue,
+        ]
+        if picture is None:
+            picture = scheduler.queue.design in ("heap", "wheel")
+        if picture:
+            self._fig = self._renderer(figsize or picture_size(scheduler.queue.design), dpi)
+            self.image = self._own(image_widget(), "tsl-history-picture")
+            children.append(self.image)
+        self._replayer: Replayer | None = None
+        self._replayer_version = -2
+        self._frame: pd.DataFrame | None = None
+        self._args: dict[int, str] = {}
+        self._moving = False  # True while the panel itself moves the slider
+        self.shown: int | None = None  # the seq currently displayed
+        self.slider.observe(self._on_slider, names="value")
+        self.prev_button.on_click(lambda _b: self._nudge(-1))
+        self.next_button.on_click(lambda _b: self._nudge(+1))
+        self.widget = self._box(children, "History (replay the log)")
+
+    # -- user actions ------------------------------------------------------------------------
+    def _on_slider(self, change: Any) -> None:
+        with self._lock:
+            if self._moving:
+                return  # refresh() shows the row once the slider's message is sent
+            self.follow.value = False
+            self.show(int(change["new"]))
+
+    def _nudge(self, step: int) -> None:
+        slider = self.slider
+        self.slider.value = min(max(slider.value + step, slider.min), slider.max)
+
+    # -- display -----------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Update the slider's range to the log; when following, show the newest row."""
+        with self._lock:
+            if self.closed:
+                return
+            version = self.source.version
+            if version <= 0:
+                self.slider.disabled = True
+                self.info.value = "<i>logging is off</i>" if version < 0 else "<i>no rows yet</i>"
+                return
+            first, last = self.source.first_seq, version - 1
+            self.slider.disabled = False
+            self._moving = True
+            try:
+                with self.slider.hold_sync():
+                    if first > self.slider.max:
+                        self.slider.max = last
+                        self.slider.min = first
+                    else:
+                        self.slider.min = first
+                        self.slider.max = last
+                    target = last if self.follow.value else self.slider.value
+                    self.slider.value = target
+            finally:
+                self._moving = False
+            if self.shown != self.slider.value:
+                self.show(self.slider.value)
+
+    def show(self, seq: int) -> None:
+        """Show the queue replayed right after row ``seq`` and explain that row."""
+        with self._lock:
+            if self.closed:
+                return
+            frame = self._replay_to(seq)
+            if frame is None:
+                return
+            replayer = self._replayer
+            assert replayer is not None
+            snapshot = replayer.snapshot()
+            index = seq - int(frame["seq"].iloc[0])
+            row = frame.iloc[index]
+            self.info.value = _row_html(row, bounded=self.source.first_seq > 0)
+            self.queue.value = queue_table_html(
+                snapshot,
+                _num(row["t"]),
+                max_points=self.max_points,
+                caption=f"after row {seq}",
+                args=self._args,
+            )
+            if self.image is not None:
+                self.image.value = self._fig.render(lambda ax: plot_queue(snapshot, ax=ax))
+            self.shown = seq
+
+    def _replay_to(self, seq: int) -> pd.DataFrame | None:
+        version = self.source.version
+        if version <= 0:
+            return None
+        if (
+            self._replayer is None
+            or self._frame is None
+            or version != self._replayer_version
+            or (self._replayer.seq is not None and seq < self._replayer.seq)
+        ):
+            self._frame = frame = self.source.frame()
+            self._replayer = Replayer(frame, queue=_empty_like(self.scheduler.queue))
+            self._replayer_version = version
+            self._args = _args_by_task(frame)
+        frame = self._frame
+        first, last = int(frame["seq"].iloc[0]), int(frame["seq"].iloc[-1])
+        seq = min(max(seq, first), last)
+        self._replayer.advance_to(seq)
+        return frame
+
+    def _key(self) -> Hashable:
+        return (self.source.version, self.follow.value)
+
+    def parts(self) -> list[Part]:
+        return [Part("history", self.refresh, self._key, self.interval)]
+
+
+def _args_by_task(frame: pd.DataFrame) -> dict[int, str]:
+    """The arguments text of each task, from its schedule rows (replayed tasks have none)."""
+    rows = frame.loc[(frame["kind"] == "schedule").to_numpy(), ["task_id", "args"]].dropna()
+    return dict(zip(rows["task_id"].astype(int), rows["args"].astype(str), strict=True))
+
+
+def _row_html(row: Any, *, bounded: bool) -> str:
+    kind = _text(row["kind"])
+    seq = int(row["seq"])
+    label = _text(row["label"])
+    lines = [
+        f"<b>Row {seq}</b> at t={fmt_time(_num(row['t']))}: <b>{esc(kind)}</b>"
+        + (f" — {esc(label)}" if label else "")
+        + f": {esc(describe_row(row))}."
+    ]
+    case = _int(row["case"])
+    if case:
+        c = Case(case)
+        lines.append(f"<b>Case {case}, {esc(c.short)}</b>: {esc(c.explanation)}")
+    if bounded:
+        lines.append(
+            "<i>The log is bounded and dropped its oldest rows: the replay starts at the first "
+            "kept row, so tasks queued before it are missing.</i>"
+        )
+    return (
+        "<div class='tsl-history-text' style='max-width:640px;line-height:1.4'>"
+        + "<br>".join(lines)
+        + "</div>"
+    )

@@ -1,0 +1,255 @@
+"""The log panel: the newest event-log rows as an HTML table, filtered by kind, case or task."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as W
+import pandas as pd
+
+from ..decision import Case
+from ..schema import KINDS
+from ._base import TABLE_STYLE, LogSource, Panel, Part, case_color, esc, fmt_time
+
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
+
+__all__ = ["LogPanel", "describe_row", "log_table_html"]
+
+_KIND_FILL = {"error": "#F9D5D3", "reject": "#FCE4C8", "cancel": "#E8E8E8", "shutdown": "#E8E8E8"}
+
+
+def _num(value: Any) -> float:
+    if value is None or value is pd.NA:
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _int(value: Any) -> int | None:
+    f = _num(value)
+    return None if math.isnan(f) else int(f)
+
+
+def _text(value: Any) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def describe_row(row: Any) -> str:
+    """One log row in a few plain words (for the log table and the history scrubber).
+
+    ``row`` is a row of an event-log frame (a Series or a namedtuple-like
+    object with the frame's columns).
+
+    >>> from tempsched_lab import Scheduler, VirtualClock
+    >>> s = Scheduler(VirtualClock())
+    >>> _ = s.schedule(print, at=1.0, label="hello")
+    >>> describe_row(s.log.to_frame().iloc[0])
+    'case 2 (nothing scheduled): task #0 queued, due 1.000'
+    """
+    kind = _text(row["kind"])
+    task = _int(row["task_id"])
+    case = _int(row["case"])
+    result = _text(row["result"])
+    if kind == "schedule":
+        dup = _int(row["dup_of"])
+        text = f"case {case} ({Case(case).short}): " if case else ""
+        if dup is not None:
+            return text + f"duplicate of task #{dup}, nothing added"
+        origin = _text(row["origin"])
+        again = " re-armed" if origin == "periodic" else " queued"
+        return text + f"task #{task}{again}, due {fmt_time(_num(row['due']))}"
+    if kind == "reject":
+        if case:
+            return f"case {case} ({Case(case).short}): rejected, {_text(row['error'])}"
+        return f"invalid request: {_text(row['error'])}"
+    if kind == "dispatch":
+        return f"task #{task} handed to its executor, late {_num(row['lateness']) * 1e3:.1f} ms"
+    if kind == "start":
+        return f"task #{task} started"
+    if kind == "finish":
+        return f"task #{task} finished in {_num(row['duration']) * 1e3:.1f} ms, returned {result}"
+    if kind == "error":
+        return f"task #{task} raised {_text(row['error'])}"
+    if kind == "event_set":
+        return f"task #{task}: Event set"
+    if kind == "missed":
+        return f"task #{task} missed {_int(row['missed'])} run(s) (policy {result})"
+    if kind == "cancel":
+        where = _text(row["where"])
+        return f"cancel task #{task}: {result}" + (f" (was in {where})" if where else "")
+    if kind == "wake":
+        wait = _num(row["wait"])
+        waited = "" if math.isnan(wait) else f" after waiting up to {wait:.3f} s"
+        return f"worker woke up: {result}{waited}"
+    if kind == "shutdown":
+        if result == "dropped":
+            return f"shutdown: task #{task} dropped"
+        return f"shutdown: {result} ({_text(row['detail'])})"
+    return kind
+
+
+def log_table_html(rows: pd.DataFrame) -> str:
+    """Rows of an event-log frame as an HTML table (seq, time, kind, task, case, label, what).
+
+    >>> from tempsched_lab import Scheduler, VirtualClock
+    >>> s = Scheduler(VirtualClock())
+    >>> _ = s.schedule(print, at=1.0, label="hello")
+    >>> "hello" in log_table_html(s.log.to_frame())
+    True
+    """
+    if not len(rows):
+        return "<div class='tsl-log-empty'><i>no rows</i></div>"
+    headers = ("seq", "t", "kind", "task", "case", "label", "what happened")
+    out = ["<tr>" + "".join(f"<th>{h}</th>" for h in headers) + "</tr>"]
+    for _, row in rows.iterrows():
+        kind = _text(row["kind"])
+        case = _int(row["case"])
+        fill = _KIND_FILL.get(kind, "")
+        case_style = ""
+        if case:
+            color = case_color(case)
+            if color:
+                case_style = f" style='border-left:4px solid {color}'"
+        cells = (
+            (str(int(row["seq"])), ""),
+            (fmt_time(_num(row["t"])), ""),
+            (kind, ""),
+            ("" if _int(row["task_id"]) is None else f"#{_int(row['task_id'])}", ""),
+            ("" if not case else str(case), case_style),
+            (_text(row["label"]), ""),
+            (describe_row(row), ""),
+        )
+        out.append(
+            f"<tr class='tsl-row tsl-kind-{esc(kind)}' style='background:{fill}'>"
+            + "".join(f"<td{style}>{esc(text)}</td>" for text, style in cells)
+            + "</tr>"
+        )
+    return TABLE_STYLE + f"<table class='tsl-table'>{''.join(out)}</table>"
+
+
+class LogPanel(Panel):
+    """The newest rows of the event log, filtered by kind, case and task ID.
+
+    Filters apply to the last ``window`` rows (5000 by default), of which the
+    newest ``rows`` matching rows are shown, newest last.
+
+    >>> from tempsched_lab import Scheduler, VirtualClock
+    >>> s = Scheduler(VirtualClock())
+    >>> a = s.schedule(print, at=1.0)
+    >>> _ = s.cancel(a)
+    >>> panel = LogPanel(s)
+    >>> panel.kind.value = "cancel"
+    >>> panel.table.value.count("tsl-row")
+    1
+    >>> panel.close()
+    """
+
+    name = "log"
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        *,
+        source: LogSource | None = None,
+        rows: int = 12,
+        window: int = 5000,
+    ) -> None:
+        super().__init__(scheduler, source=source)
+        self.window = window
+        small = W.Layout(width="150px")
+        self.kind: W.Dropdown = self._own(
+            W.Dropdown(options=["all", *KINDS], value="all", description="kind", layout=small),
+            "tsl-log-kind",
+        )
+        self.case: W.Dropdown = self._own(
+            W.Dropdown(
+                options=[("all", 0)] + [(f"{int(c)} {c.short}", int(c)) for c in Case],
+                value=0,
+                description="case",
+                layout=W.Layout(width="210px"),
+            ),
+            "tsl-log-case",
+        )
+        self.task: W.Text = self._own(
+            W.Text(value="", placeholder="any", description="task ID", layout=small),
+            "tsl-log-task",
+        )
+        self.rows: W.BoundedIntText = self._own(
+            W.BoundedIntText(value=rows, min=1, max=500, description="rows", layout=small),
+            "tsl-log-rows",
+        )
+        for control in (self.kind, self.case, self.task, self.rows):
+            control.style.description_width = "50px"
+            control.observe(self._on_filter, names="value")
+        self.summary: W.HTML = self._own(W.HTML(), "tsl-log-summary")
+        self.table: W.HTML = self._own(W.HTML("<i>(not refreshed yet)</i>"), "tsl-log-table")
+        filters = W.HBox([self.kind, self.case, self.task, self.rows])
+        self._own(filters)
+        self.widget = self._box([filters, self.summary, self.table], "Event log")
+
+    def _on_filter(self, _change: Any) -> None:
+        self.refresh()  # short: a tail of the log, filtered
+
+    def _task_filter(self) -> int | None:
+        text = self.task.value.strip().lstrip("#")
+        try:
+            return int(text) if text else None
+        except ValueError:
+            return -1  # matches nothing; the summary says why
+
+    def filtered(self) -> pd.DataFrame:
+        """The rows shown now: the newest matches of the filters."""
+        log = self.scheduler.log
+        if not log.enabled:
+            return self.source.tail(0)
+        frame = self.source.tail(self.window)
+        mask = pd.Series(True, index=frame.index)
+        if self.kind.value != "all":
+            mask &= (frame["kind"] == self.kind.value).to_numpy()
+        if self.case.value:
+            mask &= (frame["case"] == self.case.value).fillna(False).to_numpy(dtype=bool)
+        task = self._task_filter()
+        if task is not None:
+            mask &= (frame["task_id"] == task).fillna(False).to_numpy(dtype=bool)
+        return frame[mask.to_numpy()].tail(int(self.rows.value))
+
+    def refresh(self) -> None:
+        """Recompute the table from the newest rows and the filters."""
+        with self._lock:
+            if self.closed:
+                return
+            log = self.scheduler.log
+            if not log.enabled:
+                self.summary.value = "<i>logging is off for this scheduler (log=False)</i>"
+                self.table.value = ""
+                return
+            shown = self.filtered()
+            note = ""
+            if self._task_filter() == -1:
+                note = " · <b>task ID must be a number</b>"
+            total = log.next_seq
+            self.summary.value = (
+                f"<div class='tsl-log-count'>{total} rows recorded"
+                f"{f', {log.dropped} dropped (bounded log)' if log.dropped else ''}"
+                f" · showing {len(shown)}{note}</div>"
+            )
+            self.table.value = log_table_html(shown)
+
+    def _key(self) -> Hashable:
+        return (
+            self.source.version,
+            self.kind.value,
+            self.case.value,
+            self.task.value,
+            self.rows.value,
+        )
+
+    def parts(self) -> list[Part]:
+        return [Part("log", self.refresh, self._key)]

@@ -1,0 +1,203 @@
+"""The queue panel: the head, the upcoming time points and their tasks, and the design's view."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING
+
+import ipywidgets as W
+
+from ..plots import plot_queue
+from ._base import (
+    TABLE_STYLE,
+    LogSource,
+    Panel,
+    Part,
+    esc,
+    fmt_countdown,
+    fmt_period,
+    fmt_time,
+    image_widget,
+    picture_size,
+)
+
+if TYPE_CHECKING:
+    from ..queues import QueueSnapshot
+    from ..scheduler import Scheduler
+
+__all__ = ["QueuePanel", "queue_table_html"]
+
+HEAD_FILL = "#F7DDA6"  # as the plots' head colour (plots.designs.HEAD_FILL)
+
+
+def queue_table_html(
+    snapshot: QueueSnapshot,
+    now: float | None,
+    *,
+    max_points: int = 8,
+    max_tasks: int = 6,
+    caption: str | None = None,
+    args: Mapping[int, str] | None = None,
+) -> str:
+    """The queue as an HTML table: one row per task, time points in order, the head first.
+
+    Shows the first ``max_points`` time points and at most ``max_tasks`` tasks
+    of each; a last line counts what was left out. Head rows have the class
+    ``tsl-head`` and a coloured background. ``args`` overrides the arguments
+    text per task ID (replayed snapshots do not carry arguments).
+
+    >>> from tempsched_lab import Scheduler, VirtualClock
+    >>> s = Scheduler(VirtualClock())
+    >>> for t in (1.0, 2.0, 2.0, 3.0):
+    ...     _ = s.schedule(print, at=t, label="job")
+    >>> text = queue_table_html(s.snapshot(), 0.0, max_points=2)
+    >>> text.count("tsl-head"), "1 more time point (1 task)" in text
+    (1, True)
+    """
+    state = snapshot.state
+    points = state.points
+    n_tasks = state.size
+    head = "" if caption is None else f"{esc(caption)} · "
+    now_text = "" if now is None else f" · now {fmt_time(now)}"
+    summary = (
+        f"<div class='tsl-queue-summary'>{head}<b>{esc(snapshot.design)}</b> queue · "
+        f"<span class='tsl-pending'>{n_tasks} pending</span> in {len(points)} time point"
+        f"{'s' * (len(points) != 1)}{now_text}</div>"
+    )
+    if not points:
+        return summary + "<div class='tsl-queue-empty'><i>the queue is empty</i></div>"
+    headers = ("", "due", "countdown", "ID", "label", "args", "period")
+    rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in headers) + "</tr>"]
+    for i, (due, ids) in enumerate(points[:max_points]):
+        is_head = i == 0
+        style = f"background:{HEAD_FILL};font-weight:bold" if is_head else ""
+        cls = "tsl-head" if is_head else "tsl-point"
+        shown = ids[:max_tasks]
+        for j, task_id in enumerate(shown):
+            view = snapshot.tasks.get(task_id)
+            first = j == 0
+            badge = ("HEAD" if is_head else f"#{i}") if first else ""
+            cells = (
+                badge,
+                fmt_time(due) if first else "",
+                (fmt_countdown(due, now) if now is not None else "") if first else "",
+                str(task_id),
+                "" if view is None else view.label,
+                args[task_id] if args and task_id in args else ("" if view is None else view.args),
+                fmt_period(None if view is None else view.period),
+            )
+            rows.append(
+                f"<tr class='{cls}' style='{style}'>"
+                + "".join(f"<td>{esc(c)}</td>" for c in cells)
+                + "</tr>"
+            )
+        if len(ids) > max_tasks:
+            rows.append(
+                f"<tr class='{cls}' style='{style}'><td></td>"
+                f"<td colspan='6'><i>… and {len(ids) - max_tasks} more "
+                "task(s) at this time</i></td></tr>"
+            )
+    table = TABLE_STYLE + f"<table class='tsl-table'>{''.join(rows)}</table>"
+    hidden = points[max_points:]
+    more = ""
+    if hidden:
+        n_hidden = sum(len(ids) for _, ids in hidden)
+        more = (
+            f"<div class='tsl-queue-more'><i>… and {len(hidden)} more time point"
+            f"{'s' * (len(hidden) != 1)} ({n_hidden} task{'s' * (n_hidden != 1)})</i></div>"
+        )
+    return summary + table + more
+
+
+class QueuePanel(Panel):
+    """The pending tasks: the head list, the next time points with their tasks, a countdown.
+
+    For the heap and wheel designs (and on request for the sorted dict) the
+    panel also shows the design's own picture (:func:`tempsched_lab.plots.plot_queue`),
+    redrawn at most every ``picture_interval`` seconds by a refresher.
+
+    Args:
+        scheduler: the scheduler to show.
+        source: a shared :class:`~tempsched_lab.widgets.LogSource` (dashboards pass one).
+        max_points: how many time points are listed (the rest are counted).
+        max_tasks: how many tasks of one time point are listed.
+        picture: show the design's picture; ``None``: only for heap and wheel.
+        picture_interval: least seconds between two picture redraws by a refresher.
+        figsize, dpi: size of the picture.
+
+    >>> from tempsched_lab import Scheduler, VirtualClock
+    >>> s = Scheduler(VirtualClock(), queue="heap")
+    >>> _ = s.schedule(print, at=1.0, label="hello")
+    >>> panel = QueuePanel(s)
+    >>> panel.refresh()
+    >>> "hello" in panel.table.value, panel.image.value[:4] == b"\\x89PNG"
+    (True, True)
+    >>> panel.close()
+    """
+
+    name = "queue"
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        *,
+        source: LogSource | None = None,
+        max_points: int = 8,
+        max_tasks: int = 6,
+        picture: bool | None = None,
+        picture_interval: float = 1.5,
+        figsize: tuple[float, float] | None = None,
+        dpi: int = 72,
+    ) -> None:
+        super().__init__(scheduler, source=source)
+        self.max_points = max_points
+        self.max_tasks = max_tasks
+        self.picture_interval = picture_interval
+        design = scheduler.queue.design
+        self.show_picture = design in ("heap", "wheel") if picture is None else bool(picture)
+        self.table: W.HTML = self._own(W.HTML("<i>(not refreshed yet)</i>"), "tsl-queue-table")
+        children: list[W.Widget] = [self.table]
+        self.image: W.Image | None = None
+        if self.show_picture:
+            self._fig = self._renderer(figsize or picture_size(scheduler.queue.design), dpi)
+            self.image = self._own(image_widget(), "tsl-queue-picture")
+            children.append(self.image)
+        self.widget = self._box(children, f"Queue ({design})")
+
+    def _now(self) -> float:
+        return self.scheduler.clock.now()
+
+    def refresh_table(self) -> None:
+        """Recompute the table of pending tasks."""
+        self.table.value = queue_table_html(
+            self.source.snapshot(),
+            self._now(),
+            max_points=self.max_points,
+            max_tasks=self.max_tasks,
+        )
+
+    def refresh_picture(self) -> None:
+        """Redraw the design's picture."""
+        if self.image is None:
+            return
+        snapshot = self.source.snapshot()
+        self.image.value = self._fig.render(lambda ax: plot_queue(snapshot, ax=ax))
+
+    def _table_key(self) -> Hashable:
+        return (self.source.version, self.scheduler.pending, round(self._now(), 2))
+
+    def _picture_key(self) -> Hashable:
+        return (self.source.version, self.scheduler.pending)
+
+    def parts(self) -> list[Part]:
+        parts = [Part("queue.table", self._locked(self.refresh_table), self._table_key)]
+        if self.image is not None:
+            parts.append(
+                Part(
+                    "queue.picture",
+                    self._locked(self.refresh_picture),
+                    self._picture_key,
+                    self.picture_interval,
+                )
+            )
+        return parts

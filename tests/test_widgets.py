@@ -1,0 +1,516 @@
+"""The widget panels and the dashboard, without a browser or a kernel.
+
+Outside a kernel every widget has a dummy comm: traits, observers and
+``Button.click()`` behave as in a notebook and nothing is sent anywhere, so the
+panels' logic (and the refresher's rate limit, with an injected clock) can be
+checked exactly. The browser side is in ``test_widgets_browser.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+
+import ipywidgets as W
+import pytest
+
+from tempsched_lab import CancelResult, Case, RealClock, Scheduler, TaskState, VirtualClock, replay
+from tempsched_lab.widgets import (
+    ControlsPanel,
+    Dashboard,
+    DecisionTreePanel,
+    HistoryPanel,
+    LogPanel,
+    QueuePanel,
+    Refresher,
+    TimelinePanel,
+    active_refresher,
+    demo_task,
+)
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def _close_widgets():
+    yield
+    from tempsched_lab.widgets import refresher
+
+    for ref in list(refresher._ACTIVE.values()):  # a failed test may leave one running
+        r = ref()
+        if r is not None:
+            r.close()
+    W.Widget.close_all()
+
+
+def scenario(design: str = "sorteddict") -> tuple[Scheduler, VirtualClock]:
+    """Four one-shot tasks (two sharing t=2) and a heartbeat every 1.5 s from 0.5."""
+    clock = VirtualClock()
+    s = Scheduler(clock, queue=design)
+    for t, label in [(1.0, "alpha"), (2.0, "beta"), (2.0, "gamma"), (3.5, "delta")]:
+        s.schedule(demo_task, at=t, args=(label,), label=label)
+    s.schedule(demo_task, at=0.5, period=1.5, label="heartbeat")
+    return s, clock
+
+
+def head_labels(html: str) -> list[str]:
+    """Labels in the rows of the queue table marked as the head."""
+    rows = re.findall(r"<tr class='tsl-head'.*?</tr>", html)
+    return [re.findall(r"<td>(.*?)</td>", r)[4] for r in rows]
+
+
+def is_png(image: W.Image) -> bool:
+    return bytes(image.value).startswith(PNG)
+
+
+class Counter:
+    """Counts value changes of widgets (observers run in the thread that sets the value)."""
+
+    def __init__(self, widgets: list[W.Widget]) -> None:
+        self.times: dict[int, list[float]] = {id(w): [] for w in widgets}
+        self.clock = time.monotonic
+        for w in widgets:
+            w.observe(self._recorder(id(w)), names="value")
+
+    def _recorder(self, key: int):
+        return lambda _change: self.times[key].append(self.clock())
+
+    def count(self, widget: W.Widget) -> int:
+        return len(self.times[id(widget)])
+
+    def most(self) -> int:
+        return max((len(v) for v in self.times.values()), default=0)
+
+
+# -- panels -------------------------------------------------------------------------------------
+
+
+def test_queue_panel_head_time_points_and_countdown():
+    s, clock = scenario()
+    panel = QueuePanel(s)
+    assert "not refreshed" in panel.table.value  # nothing computed in the constructor
+    panel.refresh()
+    html = panel.table.value
+    assert "5 pending</span> in 4 time points" in html
+    assert head_labels(html) == ["heartbeat"]
+    assert "in 0.500 s" in html and "every 1.5 s" in html and "(&#x27;beta&#x27;,)" in html
+    assert panel.image is None  # the sorted dict has no picture by default
+    clock.step()  # heartbeat runs at 0.5 and is re-armed for 2.0
+    panel.refresh()
+    assert head_labels(panel.table.value) == ["alpha"]
+    assert "in 0.500 s" in panel.table.value and "now 0.500" in panel.table.value
+    clock.step()
+    panel.refresh()
+    assert head_labels(panel.table.value) == ["beta", "gamma", "heartbeat"]
+    panel.close()
+    assert panel.closed and panel.table.comm is None
+
+
+def test_queue_panel_large_queue_shows_first_points_and_a_count():
+    s = Scheduler(VirtualClock())
+    for i in range(50):
+        for j in range(3):
+            s.schedule(demo_task, at=1.0 + i, args=(i, j), label=f"t{i}")
+    panel = QueuePanel(s, max_points=5, max_tasks=2)
+    panel.refresh()
+    html = panel.table.value
+    assert "150 pending</span> in 50 time points" in html
+    assert "… and 45 more time points (135 tasks)" in html
+    assert html.count("… and 1 more task(s) at this time") == 5
+    assert "t5" not in html and "t4" in html
+
+
+@pytest.mark.parametrize("design", ["heap", "wheel", "sorteddict"])
+def test_queue_panel_design_picture_from_a_reused_figure(design):
+    s, clock = scenario(design)
+    panel = QueuePanel(s, picture=None if design != "sorteddict" else True)
+    panel.refresh()
+    assert panel.image is not None and is_png(panel.image)
+    figure = panel._fig.figure
+    first = panel.image.value
+    clock.step()
+    panel.refresh()
+    assert panel._fig.figure is figure and panel._fig.renders == 2
+    assert panel.image.value != first
+    panel.close()
+    assert panel._fig.figure is None
+
+
+def test_timeline_panel_draws_png_with_a_now_line_into_one_figure():
+    s, clock = scenario()
+    panel = TimelinePanel(s)
+    panel.refresh()
+    figure, first = panel.figure, panel.image.value
+    assert is_png(panel.image)
+    clock.step()
+    panel.refresh()
+    assert panel.figure is figure
+    assert panel.image.value != first
+    texts = [t.get_text() for ax in figure.axes for t in ax.texts]
+    assert "now" in texts
+    panel.close()
+    assert panel.figure is None
+
+
+def test_decision_tree_panel_highlights_the_last_decision_with_counts():
+    s, _ = scenario()
+    panel = DecisionTreePanel(s)
+    panel.refresh()
+    assert panel.last is not None and panel.last["case"] == int(Case.EARLIER_THAN_HEAD)
+    assert panel.counts == {1: 0, 2: 1, 3: 1, 4: 2, 5: 0, 6: 0, 7: 0, 8: 1}
+    assert "case 3, earlier than head" in panel.caption.value
+    assert Case.EARLIER_THAN_HEAD.explanation.split(".")[0] in panel.caption.value.replace(
+        "&#x27;", "'"
+    )
+    first = panel.image.value
+    s.schedule(demo_task, at=2.0, args=("beta",))  # a duplicate at a later time point: case 7
+    panel.refresh()
+    assert panel.last["case"] == 7 and panel.counts[7] == 1
+    assert "case 7, duplicate in queue" in panel.caption.value
+    assert panel.image.value != first and is_png(panel.image)
+
+
+def test_log_panel_filters_by_kind_case_and_task():
+    s, clock = scenario()
+    clock.run_until(2.0)
+    s.cancel(3)
+    panel = LogPanel(s, rows=50)
+    panel.refresh()
+    total = s.log.next_seq
+    assert panel.table.value.count("tsl-row") == total
+    assert f"{total} rows recorded" in panel.summary.value
+    panel.kind.value = "cancel"  # an observer refreshes at once
+    assert panel.table.value.count("tsl-row") == 1
+    assert "cancel task #3: cancelled" in panel.table.value
+    panel.kind.value = "all"
+    panel.case.value = 8
+    assert panel.table.value.count("tsl-row") == 2  # gamma joins beta, heartbeat re-armed
+    panel.case.value = 0
+    panel.task.value = "0"
+    kinds = re.findall(r"tsl-kind-(\w+)", panel.table.value)
+    assert kinds == ["schedule", "dispatch", "start", "finish"]
+    panel.task.value = "x"
+    assert "task ID must be a number" in panel.summary.value
+    panel.task.value = ""
+    panel.rows.value = 3
+    assert panel.table.value.count("tsl-row") == 3
+
+
+def test_controls_drive_a_virtual_clock():
+    s, clock = scenario()
+    panel = ControlsPanel(s)
+    changes = []
+    panel.on_change(lambda: changes.append(clock.now()))
+    panel.step_button.click()
+    assert clock.now() == 0.5 and "step</b> to 0.500" in panel.result.value
+    assert "now <b class='tsl-now'>0.500</b>" in panel.status.value
+    panel.amount.value = 2.0
+    panel.advance_button.click()
+    assert clock.now() == 2.5 and s.status(1).state is TaskState.DONE
+    panel.amount.value = -1.0
+    panel.advance_button.click()
+    assert clock.now() == 2.5 and "ValueError" in panel.result.value
+    panel.rate.value = 50.0
+    panel.play_button.click()
+    assert clock.rate == 50.0 and "playing at 50×" in panel.status.value
+    time.sleep(0.1)
+    panel.rate.value = 20.0  # changing the rate while playing applies at once
+    assert clock.rate == 20.0
+    panel.pause_button.click()
+    assert clock.rate == 0 and clock.now() > 3.0 and "paused" in panel.status.value
+    assert len(changes) == 6
+
+
+def test_controls_schedule_form_explains_each_decision():
+    s, clock = scenario()
+    panel = ControlsPanel(s)
+    panel.label.value, panel.when.value = "zeta", 0.25
+    panel.schedule_button.click()
+    d = panel.last_decision
+    assert d.case is Case.EARLIER_THAN_HEAD and s.status(d.task_id).state is TaskState.PENDING
+    assert "Case 3, earlier than head" in panel.result.value
+    assert "the new task becomes the head" in panel.result.value
+    assert panel.cancel_id.value == d.task_id
+    panel.schedule_button.click()  # the same request again: a duplicate of the head
+    assert panel.last_decision.case is Case.DUPLICATE_OF_HEAD
+    assert f"the existing task #{d.task_id} is returned" in panel.result.value
+    panel.args.value = "1, 'a'"
+    panel.schedule_button.click()
+    assert panel.last_decision.case is Case.JOINS_HEAD
+    assert s.snapshot().tasks[panel.last_decision.task_id].args == "(1, 'a')"
+    panel.mode.value = "at"
+    assert panel.when.value == 1.0 and panel.when.description == "time"
+    panel.when.value = 2.0
+    panel.schedule_button.click()
+    assert panel.last_decision.case is Case.JOINS_TIME_POINT
+    clock.advance(1.0)
+    pending = s.pending
+    panel.when.value = 0.5  # in the past: case 1, nothing stored
+    panel.schedule_button.click()
+    assert panel.last_decision.case is Case.PAST and "rejected" in panel.result.value
+    assert s.pending == pending
+    panel.mode.value = "delay"
+    panel.when.value, panel.period.value = 1.0, 0.5
+    panel.schedule_button.click()
+    assert s.status(panel.last_decision.task_id).period == 0.5
+    panel.period.value = -1.0
+    panel.schedule_button.click()
+    assert "schedule rejected" in panel.result.value and "ValueError" in panel.result.value
+
+
+def test_controls_cancel_by_id_in_words():
+    s, _ = scenario()
+    panel = ControlsPanel(s)
+    panel.cancel_id.value = 3
+    panel.cancel_button.click()
+    assert panel.last_cancel is CancelResult.CANCELLED
+    assert s.status(3).state is TaskState.CANCELLED
+    assert "removed from the queue" in panel.result.value
+    panel.cancel_button.click()
+    assert panel.last_cancel is CancelResult.ALREADY_DONE
+    panel.cancel_id.value = 99
+    panel.cancel_button.click()
+    assert panel.last_cancel is CancelResult.NOT_FOUND and "never issued" in panel.result.value
+
+
+def test_controls_under_a_real_clock_schedule_and_cancel_only():
+    s = Scheduler(RealClock())
+    try:
+        panel = ControlsPanel(s)
+        assert panel.step_button is None and panel.play_button is None
+        panel.refresh()
+        assert "real clock, running" in panel.status.value
+        panel.when.value = 60.0
+        panel.schedule_button.click()
+        assert panel.last_decision.case is Case.EMPTY and s.pending == 1
+        panel.cancel_button.click()
+        assert panel.last_cancel is CancelResult.CANCELLED and s.pending == 0
+    finally:
+        s.shutdown()
+    panel.schedule_button.click()
+    assert "SchedulerClosedError" in panel.result.value
+
+
+def test_history_panel_replays_the_queue_at_each_row():
+    s, clock = scenario("wheel")
+    clock.run_until(2.0)
+    s.cancel(3)
+    panel = HistoryPanel(s, picture=False)  # (the dashboard test checks the heap's picture)
+    panel.refresh()
+    frame = s.log.to_frame()
+    last = int(frame["seq"].iloc[-1])
+    assert panel.slider.max == last and panel.slider.value == last and panel.follow.value
+    assert "cancel task #3: cancelled" in panel.info.value
+    for seq in (0, 3, 4, last // 2, last):
+        panel.slider.value = seq  # by hand: follows no more
+        state = replay(frame, upto=seq)
+        html = panel.queue.value
+        assert f"after row {seq}" in html and f"{state.size} pending" in html
+        ids = re.findall(r"<tr class='tsl-head'.*?</tr>", html)
+        assert len(ids) == len(state.head)
+    assert not panel.follow.value
+    panel.slider.value = 4
+    assert "case 3 (earlier than head)" in panel.info.value
+    assert "The task is due before the current head" in panel.info.value
+    assert "(&#x27;alpha&#x27;,)" in panel.queue.value  # arguments come from the log
+    panel.next_button.click()
+    assert panel.shown == 5
+    panel.prev_button.click()
+    panel.prev_button.click()
+    assert panel.shown == 3
+    clock.step()
+    panel.refresh()  # not following: stays on row 3, the range grows
+    assert panel.shown == 3 and panel.slider.max == s.log.next_seq - 1
+    panel.follow.value = True
+    panel.refresh()
+    assert panel.shown == s.log.next_seq - 1
+
+
+# -- the dashboard and its refresher ---------------------------------------------------------------
+
+
+def test_dashboard_composes_every_panel_and_clicks_flow_through():
+    s, _ = scenario("heap")
+    fake = [0.0]
+    dash = Dashboard(s, autostart=False, clock=lambda: fake[0])
+    assert set(dash.panels) == {"controls", "queue", "timeline", "tree", "log", "history"}
+    assert dash.queue is dash.panels["queue"] and not dash.refresher.running
+    assert head_labels(dash.queue.table.value) == ["heartbeat"]  # refreshed when built
+    assert all(is_png(p.image) for p in (dash.timeline, dash.tree, dash.queue))
+    dash.controls.step_button.click()
+    fake[0] = 0.1
+    n = dash.refresher.tick()
+    assert n >= 5  # a poke refreshes the plots too, although their intervals did not pass
+    assert head_labels(dash.queue.table.value) == ["alpha"]
+    assert "heartbeat" in dash.log.table.value and "finish" in dash.log.table.value
+    assert dash.history.shown == s.log.next_seq - 1 and is_png(dash.history.image)
+    assert isinstance(dash._repr_mimebundle_(), dict)
+    with pytest.raises(ValueError, match="unknown"):
+        Dashboard(s, panels=("queue", "nope"))
+    dash.close()
+
+
+def test_refresher_rate_limit_holds_under_a_flood_fake_clock():
+    """20,000 log rows in one (simulated) second: at most 10 refresh rounds."""
+    s, _ = scenario()
+    fake = [0.0]
+    dash = Dashboard(s, autostart=False, clock=lambda: fake[0], resync_every=None)
+    widgets = [w for p in dash.panels.values() for w in p.display_widgets()]
+    counter = Counter(widgets)
+    rounds_before, rows_before = dash.refresher.rounds, s.log.next_seq
+    for _ in range(1000):  # 1 ms steps, 20 rows each
+        for i in range(10):
+            s.cancel(s.schedule(demo_task, delay=100.0, args=(i,), label="flood"))
+        fake[0] += 0.001
+        dash.refresher.tick()
+    assert s.log.next_seq - rows_before == 20_000
+    assert dash.refresher.rounds - rounds_before <= 10
+    assert counter.most() <= 10
+    assert counter.count(dash.timeline.image) <= 1  # its own interval: 1 s
+    assert counter.count(dash.log.table) >= 5
+    # the last state always lands once the flood stops
+    fake[0] += 1.5
+    dash.refresher.tick()
+    assert f"{s.log.next_seq} rows recorded" in dash.log.summary.value
+    assert str(s.log.next_seq - 1) in dash.log.table.value
+    assert dash.history.shown == s.log.next_seq - 1
+    dash.close()
+
+
+def test_refresher_thread_rate_limit_under_a_real_flood():
+    """A thread writes ~20,000 rows/s for a second; the refresher thread stays near 10/s."""
+    s = Scheduler(VirtualClock())
+    dash = Dashboard(s, panels=("controls", "queue", "log"), max_rate=10, resync_every=None)
+    counter = Counter([dash.log.table, dash.queue.table, dash.controls.status])
+    written = [0]
+
+    def flood() -> None:
+        start = time.monotonic()
+        for slot in range(100):  # 100 slots of 10 ms, 200 rows each
+            for i in range(100):
+                s.cancel(s.schedule(demo_task, delay=100.0, args=(slot, i)))
+            written[0] += 200
+            pause = start + (slot + 1) * 0.01 - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+
+    t0 = time.monotonic()
+    writer = threading.Thread(target=flood)
+    writer.start()
+    writer.join()
+    elapsed = time.monotonic() - t0
+    deadline = time.monotonic() + 3
+    while f"{s.log.next_seq} rows recorded" not in dash.log.summary.value:
+        assert time.monotonic() < deadline, "the final state never reached the log panel"
+        time.sleep(0.02)
+    assert written[0] == 20_000 and elapsed < 10, elapsed  # ~1 s unless the machine is loaded
+    allowed = (elapsed + 0.5) * 10 + 2
+    assert counter.count(dash.log.table) <= allowed, (counter.count(dash.log.table), elapsed)
+    assert counter.most() <= allowed
+    gaps = [b - a for a, b in zip(*[counter.times[id(dash.log.table)]] * 2, strict=False)]
+    assert counter.count(dash.log.table) >= 3, gaps
+    dash.close()
+    assert not dash.refresher.running
+
+
+def test_close_stops_the_thread_and_releases_everything():
+    s, _ = scenario()
+    dash = Dashboard(s, max_rate=20)
+    thread = dash.refresher.thread
+    assert thread is not None and thread.is_alive() and thread.daemon
+    assert active_refresher(s) is dash.refresher
+    renderers = [r for p in dash.panels.values() for r in p._renderers]
+    widgets = [w for p in dash.panels.values() for w in p._owned] + [dash.widget, dash.header]
+    dash.close()
+    assert not thread.is_alive()
+    assert all(r.figure is None for r in renderers)
+    assert all(w.comm is None for w in widgets)
+    assert active_refresher(s) is None
+    dash.close()  # idempotent
+    with pytest.raises(RuntimeError, match="closed"):
+        dash.to_html("never.html")
+
+
+def test_recreating_a_dashboard_stops_the_old_refresher():
+    s, _ = scenario()
+    old = Dashboard(s, panels=("queue", "log"))
+    old_thread = old.refresher.thread
+    new = Dashboard(s, panels=("queue", "log"))  # a re-run cell
+    assert old.closed and not old_thread.is_alive() and old.queue.table.comm is None
+    assert new.refresher.running and active_refresher(s) is new.refresher
+    other, _ = scenario()
+    third = Dashboard(other, panels=("log",))  # another scheduler: both stay live
+    assert new.refresher.running and third.refresher.running
+    new.close()
+    third.close()
+
+
+def test_refresher_resyncs_display_widgets_periodically(monkeypatch):
+    s, _ = scenario()
+    fake = [0.0]
+    panel = LogPanel(s)
+    r = Refresher([panel], scheduler=s, clock=lambda: fake[0], resync_every=3.0)
+    sent = []
+    original = W.HTML.send_state
+
+    def send_state(self, key=None):  # key=None: a full resync (a trait change passes its name)
+        if key is None:
+            sent.append(self)
+        return original(self, key)
+
+    monkeypatch.setattr(W.HTML, "send_state", send_state)
+    for step in range(70):  # 7 simulated seconds
+        fake[0] = step * 0.1
+        r.tick()
+    assert r.resyncs == 2 and len(sent) == 2 * len(panel.display_widgets())
+    assert all(w in panel.display_widgets() for w in sent)
+    assert panel.kind not in panel.display_widgets()  # never an input
+    r.close()
+
+
+def test_refresher_counts_part_errors_and_goes_on():
+    s, _ = scenario()
+    panel = LogPanel(s)
+    broken = QueuePanel(s)
+
+    def fail() -> None:
+        raise RuntimeError("boom")
+
+    broken.refresh_table = fail  # type: ignore[method-assign]
+    r = Refresher([broken, panel], scheduler=s, clock=lambda: 0.0)
+    r.parts[0].refresh = fail
+    assert r.tick() == 1 and r.errors == 1 and "boom" in str(r.last_error)
+    assert "tsl-row" in panel.table.value
+    r.close()
+
+
+def test_stop_after_bounds_the_thread():
+    s, _ = scenario()
+    dash = Dashboard(s, panels=("log",), stop_after=0.3)
+    dash.refresher.thread.join(3)
+    assert not dash.refresher.running
+    dash.close()
+
+
+def test_to_html_writes_embedded_widget_state(tmp_path):
+    s, clock = scenario("heap")
+    clock.step()
+    dash = Dashboard(s, autostart=False)
+    path = dash.to_html(tmp_path / "snapshot.html", title="lesson 3")
+    text = path.read_text()
+    assert "<title>lesson 3</title>" in text
+    assert 'type="application/vnd.jupyter.widget-view+json"' in text
+    state_json = re.search(
+        r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', text, re.S
+    ).group(1)
+    state = json.loads(state_json)["state"]
+    values = [m["state"].get("value") for m in state.values()]
+    assert any(isinstance(v, str) and "alpha" in v and "tsl-head" in v for v in values)
+    images = [m for m in state.values() if m["model_name"] == "ImageModel"]
+    assert len(images) >= 4 and all(m.get("buffers") for m in images)
+    # only this dashboard's widgets, and a static copy for browsers without the widget manager
+    assert dash.widget.model_id in state and len(state) < 150
+    assert 'id="tsl-static"' in text and "data:image/png;base64," in text
+    dash.close()
