@@ -34,6 +34,7 @@ from typing import Any
 from . import validation as check
 from .clock import Clock, RealClock
 from .decision import Case, Decision
+from .executors import BatchThreadPool
 from .log import EventLog
 from .queues import TimerQueue, make_queue
 from .schema import ORIGIN_CODE, ORIGINS
@@ -45,6 +46,11 @@ _WAIT_MAX = min(threading.TIMEOUT_MAX, 3600.0)  # re-check at least hourly
 _PAST = Case.PAST
 _WAKES = frozenset(c for c in Case if c.wakes_worker)
 _PENDING = int(TaskState.PENDING)
+_CANCELLED = int(TaskState.CANCELLED)
+_RUNNING = int(TaskState.RUNNING)
+_R_CANCELLED, _R_RUNNING = CancelResult.CANCELLED, CancelResult.RUNNING
+_R_ALREADY_DONE, _R_NOT_FOUND = CancelResult.ALREADY_DONE, CancelResult.NOT_FOUND
+_RESULT_TEXT = {r: r.value for r in CancelResult}
 _USER = ORIGIN_CODE["user"]
 _PERIODIC = ORIGIN_CODE["periodic"]
 _in_task = threading.local()
@@ -155,7 +161,7 @@ class Scheduler:
     # -- set-up ---------------------------------------------------------------------
     def _make_executor(
         self, executor: str | Executor | None, max_workers: int | None
-    ) -> tuple[str, Executor | None, bool]:
+    ) -> tuple[str, Executor | BatchThreadPool | None, bool]:
         if executor is None:
             executor = "inline" if self.clock.virtual else "pool"
         if isinstance(executor, Executor):
@@ -166,8 +172,7 @@ class Scheduler:
                 isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
             ):
                 raise ValueError(f"max_workers={max_workers!r}: expected a positive integer")
-            pool = ThreadPoolExecutor(max_workers, thread_name_prefix="tempsched-pool")
-            return "threads", pool, True
+            return "batch", BatchThreadPool(max_workers), True
         if executor in ("thread", "inline"):
             return executor, None, False
         raise ValueError(
@@ -374,7 +379,7 @@ class Scheduler:
                              False)  # fmt: skip
             return case, dup.id, dup.id, due, head_before, head_before, False
         task_id = len(self._states)
-        if label is None:
+        if label is None and log is not None:  # computed lazily (Task.name) when not logged
             label = label_of(action)
         task = Task(task_id, due, action, args, kwargs, period, label)
         self._states.append(_PENDING)
@@ -450,32 +455,35 @@ class Scheduler:
         (<CancelResult.CANCELLED: 'cancelled'>, <CancelResult.ALREADY_DONE: 'already_done'>, \
 <CancelResult.NOT_FOUND: 'not_found'>)
         """
-        if isinstance(task_id, bool) or not isinstance(task_id, int):
+        if type(task_id) is not int and (isinstance(task_id, bool) or not isinstance(task_id, int)):
             raise TypeError(f"task_id={task_id!r}: expected an int task ID")
-        with self._cond:
+        with self._lock:
             queue = self.queue
-            now = self.clock.now()
-            head_before = queue.head_time()
-            task = queue.get(task_id)
-            due, label, where = math.nan, None, None
+            log = self._log
+            head_before = queue.head_time() if log is not None else None
+            task = queue.remove(task_id)  # O(1) look-up by ID, O(log n) removal
+            where = None
             if task is not None:
-                where = "head" if task.due == head_before else "queue"
-                queue.remove(task_id)
-                self._states[task_id] = TaskState.CANCELLED
-                result = CancelResult.CANCELLED
-                due, label = task.due, task.label
-            elif task_id in self._running and not self._running[task_id].stop_requested:
-                task = self._running[task_id]
-                task.stop_requested = True
-                result, where = CancelResult.RUNNING, "running"
-                due, label = task.due, task.label
-            elif 0 <= task_id < len(self._states):
-                result = CancelResult.ALREADY_DONE
+                self._states[task_id] = _CANCELLED
+                result = _R_CANCELLED
+                if log is not None:
+                    where = "head" if task.due == head_before else "queue"
             else:
-                result = CancelResult.NOT_FOUND
-            if self._log is not None:
-                self._log.cancel(now, task_id, result.value, where, due, label, head_before,
-                                 queue.head_time(), queue.head_size(), len(queue))  # fmt: skip
+                task = self._running.get(task_id)
+                if task is not None and not task.stop_requested:
+                    task.stop_requested = True
+                    result, where = _R_RUNNING, "running"
+                elif 0 <= task_id < len(self._states):
+                    task = None
+                    result = _R_ALREADY_DONE
+                else:
+                    task = None
+                    result = _R_NOT_FOUND
+            if log is not None:
+                log.cancel(self.clock.now(), task_id, _RESULT_TEXT[result], where,
+                           math.nan if task is None else task.due,
+                           None if task is None else task.label, head_before, queue.head_time(),
+                           queue.head_size(), len(queue))  # fmt: skip
             return result
 
     def status(self, task_id: int) -> TaskStatus:
@@ -488,7 +496,7 @@ class Scheduler:
         with self._cond:
             task = self.queue.get(task_id)
             if task is not None:
-                return TaskStatus(task_id, TaskState.PENDING, task.due, task.label, task.period,
+                return TaskStatus(task_id, TaskState.PENDING, task.due, task.name, task.period,
                                   task.runs, task.last_due)  # fmt: skip
             task = self._running.get(task_id)
             if task is not None:
@@ -496,7 +504,7 @@ class Scheduler:
                 if task.period is not None and not task.stop_requested:
                     fixed_delay = self._options.get(task_id, (False, ""))[0]
                     nxt = None if fixed_delay else task.anchor + task.period
-                return TaskStatus(task_id, TaskState.RUNNING, nxt, task.label, task.period,
+                return TaskStatus(task_id, TaskState.RUNNING, nxt, task.name, task.period,
                                   task.runs, task.last_due)  # fmt: skip
             if 0 <= task_id < len(self._states):
                 return TaskStatus(task_id, TaskState(self._states[task_id]))
@@ -548,32 +556,44 @@ class Scheduler:
         running = self._running
         states = self._states
         queue = self.queue
+        fire = self._fire
+        if log is not None:  # what every dispatch row of this batch shares
+            head, ready, size = queue.head_time(), queue.head_size(), len(queue)
         for group in groups:
             for task in group.tasks:
-                task.last_due = task.due
+                due = task.due
+                task.last_due = due
                 running[task.id] = task
-                states[task.id] = TaskState.RUNNING
+                states[task.id] = _RUNNING
                 if log is not None:
-                    log.dispatch(now, task.id, task.due, self._fire_at(task.due), task.label,
-                                 queue.head_time(), queue.head_size(), len(queue))  # fmt: skip
+                    log.dispatch(now, task.id, due, due if fire is None else fire(due),
+                                 task.label, head, ready, size)  # fmt: skip
                 if isinstance(task.action, threading.Event):
                     task.action.set()
                     task.runs += 1
                     if log is not None:
-                        log.event_set(now, task.id, task.due, task.label)
-                    self._finished(task, now, None)
+                        log.event_set(now, task.id, due, task.label)
+                    self._finished(task, now, None)  # a periodic Event re-arms: the head moves
+                    if log is not None:
+                        head, ready, size = queue.head_time(), queue.head_size(), len(queue)
                 else:
-                    batch.append((task, task.due, now))
+                    batch.append((task, due, now))
         return batch
 
     def _launch(self, batch: list[tuple[Task, float, float]]) -> None:
         """Hand each run to the executor; the lock is NOT held."""
         kind = self._executor_kind
+        if kind == "batch":
+            try:
+                self._executor.submit_batch(self._run, batch)  # type: ignore[union-attr]
+                return
+            except BaseException:  # a closed pool: each run is recorded as failed below
+                pass
         for task, due, dispatched in batch:
             try:
                 if kind == "inline":
                     self._run(task, due, dispatched)
-                elif kind == "threads":
+                elif kind in ("threads", "batch"):
                     self._executor.submit(self._run, task, due, dispatched)  # type: ignore[union-attr]
                 elif kind == "thread":
                     th = threading.Thread(target=self._run_in_thread, args=(task, due, dispatched),
@@ -854,7 +874,7 @@ class Scheduler:
         for task in pending:
             self.queue.remove(task.id)
             self._states[task.id] = TaskState.DROPPED
-            dropped.append(TaskStatus(task.id, TaskState.DROPPED, task.due, task.label,
+            dropped.append(TaskStatus(task.id, TaskState.DROPPED, task.due, task.name,
                                       task.period, task.runs))  # fmt: skip
             if log is not None:
                 log.shutdown(now, task.id, "dropped", task.due, task.label,
@@ -863,7 +883,7 @@ class Scheduler:
             if task.period is not None and not task.stop_requested:
                 task.stop_requested = True
                 self._states[task.id] = TaskState.DROPPED
-                dropped.append(TaskStatus(task.id, TaskState.DROPPED, None, task.label,
+                dropped.append(TaskStatus(task.id, TaskState.DROPPED, None, task.name,
                                           task.period, task.runs))  # fmt: skip
                 if log is not None:
                     log.shutdown(

@@ -74,6 +74,9 @@ def label_of(action: Any) -> str:
     >>> label_of(print)
     'print'
     """
+    name = getattr(action, "__qualname__", None)  # functions, methods, builtins: the fast path
+    if type(name) is str:
+        return name
     if isinstance(action, threading.Event):
         return "Event.set"
     if isinstance(action, functools.partial):
