@@ -93,7 +93,7 @@ def run_demo(
 
 
 def write_outputs(result: DemoResult, out: Path) -> list[Path]:
-    """Write the log (CSV, and Parquet when pyarrow is installed) and the figures into ``out``."""
+    """Write into ``out``: the log (CSV, and Parquet with pyarrow), figures, the dashboard."""
     from matplotlib.figure import Figure
 
     from .plots import plot_summary, plot_timeline
@@ -115,7 +115,19 @@ def write_outputs(result: DemoResult, out: Path) -> list[Path]:
     plot_timeline(result.frame, ax=timeline.add_subplot())
     written.append(out / "timeline.png")
     timeline.savefig(written[-1], dpi=100)
+    written.append(write_dashboard(result, out / "dashboard.html"))
     return written
+
+
+def write_dashboard(result: DemoResult, path: Path) -> Path:
+    """The dashboard of the finished run as a static HTML snapshot (opens without a kernel)."""
+    from .widgets import Dashboard
+
+    dashboard = Dashboard(result.scheduler, autostart=False, resync_every=None)
+    try:
+        return dashboard.to_html(path, title="tempsched_lab demo")
+    finally:
+        dashboard.close()
 
 
 def summary_text(result: DemoResult) -> str:

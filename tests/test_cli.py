@@ -17,12 +17,15 @@ def test_virtual_demo_writes_every_output(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "joins time point" in printed and "audit of" in printed and "OK" in printed
     assert "100.0%" in printed  # the progress bar finished
-    for name in ("event-log.csv", "event-log.parquet", "summary.png", "timeline.png"):
+    names = ("event-log.csv", "event-log.parquet", "summary.png", "timeline.png", "dashboard.html")
+    for name in names:
         assert (out / name).stat().st_size > 0, name
     frame = read_log(out / "event-log.csv")
     assert set(frame["case"].dropna().astype(int)) == set(range(1, 9))
     assert {"error", "event_set", "cancel", "shutdown"} <= set(frame["kind"].astype(str))
     assert (out / "summary.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    html = (out / "dashboard.html").read_text()
+    assert "application/vnd.jupyter.widget-state+json" in html and "heartbeat" in html
 
 
 def test_real_clock_demo_runs_as_a_console_script(tmp_path):
