@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.timeout(900)  # executes every notebook again, as the site shows their outputs
 def test_docs_build_without_warnings(tmp_path):
     out = tmp_path / "html"
     proc = subprocess.run(

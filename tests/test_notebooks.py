@@ -1,0 +1,198 @@
+"""The teaching notebooks run top to bottom, headless, and show what they promise.
+
+Each notebook in ``notebooks/`` is executed with nbclient (kernel ``python3``, the
+notebook's own directory as the working directory) on a copy: the files on disk
+stay stripped of outputs. Every run must end without an error, within the time
+budget, and contain the outputs its lesson is about.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+EXPECTED = [
+    "01_tour.ipynb",
+    "02_decision_tree.ipynb",
+    "03_periodic_and_time.ipynb",
+    "04_queue_designs.ipynb",
+    "05_live_dashboard.ipynb",
+    "06_analysing_a_log.ipynb",
+    "07_migrating_from_temporal_scheduler.ipynb",
+]
+BUDGET_S = 60.0  # a notebook must run top to bottom in under a minute
+CELL_TIMEOUT_S = 120
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+CASES = [
+    "PAST",
+    "EMPTY",
+    "EARLIER_THAN_HEAD",
+    "NEW_TIME_POINT",
+    "DUPLICATE_OF_HEAD",
+    "JOINS_HEAD",
+    "DUPLICATE_IN_QUEUE",
+    "JOINS_TIME_POINT",
+]
+
+try:
+    import temporal_scheduler  # noqa: F401
+except ImportError:  # pragma: no cover - depends on the install
+    HAVE_REFERENCE = False
+else:
+    HAVE_REFERENCE = True
+
+
+def _outputs(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [out for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs]
+
+
+def _text(nb: nbformat.NotebookNode) -> str:
+    """Every text the outputs show: streams, plain text and HTML reprs, errors."""
+    parts = []
+    for out in _outputs(nb):
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type == "error":
+            parts.append(f"{out.ename}: {out.evalue}")
+        else:
+            data = out.get("data", {})
+            parts.extend(data.get(mime, "") for mime in ("text/plain", "text/html"))
+    return "\n".join(parts)
+
+
+def _count(nb: nbformat.NotebookNode, mime: str) -> int:
+    return sum(mime in out.get("data", {}) for out in _outputs(nb))
+
+
+def _execute(path: Path) -> tuple[nbformat.NotebookNode, float]:
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT_S,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    started = time.perf_counter()
+    client.execute()  # raises CellExecutionError on the first failing cell
+    return nb, time.perf_counter() - started
+
+
+def _check_tour(nb, text):
+    assert "hello Grace" in text and "hello Edsger" in text  # the runs, in due order
+    assert "CancelResult.CANCELLED" in text and "CancelResult.ALREADY_DONE" in text
+    assert "set: True" in text  # the Event action
+    assert "event_set" in text and "dispatch" in text  # the log as a DataFrame
+    assert _count(nb, "image/png") >= 1  # the timeline
+
+
+def _check_decision_tree(nb, text):
+    missing = [name for name in CASES if f"Case.{name}" not in text]
+    assert not missing, f"cases not shown: {missing}"
+    assert "PastTimeError" in text
+    assert "joins time point" in text and "duplicate in queue" in text  # case_counts table
+    assert _count(nb, "image/png") >= 8  # one tree per case, plus the counts and the timeline
+
+
+def _check_periodic(nb, text):
+    for policy in ("skip", "run_once", "catch_up"):
+        assert policy in text
+    assert "wall-clock deadline" in text and "monotonic deadline" in text
+    if HAVE_REFERENCE:
+        assert "temporal-scheduler" in text and "drift after the last run" in text
+    else:  # pragma: no cover - depends on the install
+        assert "temporal-scheduler is not installed" in text
+    assert _count(nb, "image/png") >= 3  # drift, misfires, the reference's drift
+
+
+def _check_queue_designs(nb, text):
+    for design in ("sorteddict", "heap", "wheel"):
+        assert f"{design:<10} same decisions as sorteddict: True" in text
+        assert f"{design:<10} same run order as sorteddict: True" in text
+    assert "same state in all three: True" in text
+    assert "measured in" in text
+    assert _count(nb, "image/png") >= 4  # three designs and the cost plot
+
+
+def _check_dashboard(nb, text):
+    assert _count(nb, WIDGET_VIEW) >= 1, "the dashboard was not displayed"
+    assert "case 8 (joins time point)" in text  # the history scrubber's row
+    assert "dashboard closed: True | scheduler closed: True" in text  # the last cell stops all
+    assert ": OK" in text  # the audit of the live run
+    assert _count(nb, "image/png") >= 1  # the final timeline
+
+
+def _check_analysis(nb, text):
+    assert "CSV frame equals the original: True" in text
+    assert "Parquet frame equals the original: True" in text
+    assert "dtypes equal: True" in text
+    assert "same lateness summary: True" in text and "same case counts: True" in text
+    assert text.count("0 in flight: OK") >= 2  # the audit, before and after the round trip
+    assert "RuntimeError: the disk is full" in text  # task_history of the failing task
+    assert "heartbeat" in text  # periodic_runs
+    assert _count(nb, "image/png") >= 2  # lateness and the summary page
+
+
+def _check_migration(nb, text):
+    assert "IDs: 0 1 1 2 4" in text  # the program ran unchanged
+    assert "cancel a pending task: True" in text
+    assert "compat" in text  # the decisions' origin in the log
+    if HAVE_REFERENCE:
+        assert "the same runs, in the same order: True" in text
+    assert "[105.0, 107.0, 109.0, 111.0]" in text  # the virtual clock example
+    assert _count(nb, "image/png") >= 2  # timeline and tree
+
+
+CHECKS = {
+    "01_tour.ipynb": _check_tour,
+    "02_decision_tree.ipynb": _check_decision_tree,
+    "03_periodic_and_time.ipynb": _check_periodic,
+    "04_queue_designs.ipynb": _check_queue_designs,
+    "05_live_dashboard.ipynb": _check_dashboard,
+    "06_analysing_a_log.ipynb": _check_analysis,
+    "07_migrating_from_temporal_scheduler.ipynb": _check_migration,
+}
+
+
+def test_the_seven_notebooks_are_there():
+    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == EXPECTED
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) or EXPECTED)
+def test_notebook_runs_and_teaches(name):
+    path = NOTEBOOKS / name
+    assert path.exists(), f"{name} is missing"
+    on_disk = nbformat.read(path, as_version=4)
+    nbformat.validate(on_disk)
+    assert on_disk.metadata.get("kernelspec", {}).get("name") == "python3"
+    assert "widgets" not in on_disk.metadata, "saved widget state: strip the notebook"
+    code = [cell for cell in on_disk.cells if cell.cell_type == "code"]
+    assert code, "a notebook without code"
+    dirty = [i for i, cell in enumerate(code) if cell.outputs or cell.execution_count is not None]
+    assert not dirty, f"{name}: code cells {dirty} have outputs or execution counts: strip them"
+    titles = [
+        line
+        for cell in on_disk.cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("# ")
+    ]
+    assert len(titles) == 1 and on_disk.cells[0].source.startswith("# "), "one '#' title, first"
+
+    nb, elapsed = _execute(path)
+
+    errors = [out for out in _outputs(nb) if out.output_type == "error"]
+    assert not errors, errors
+    assert elapsed < BUDGET_S, f"{name} took {elapsed:.1f} s (budget {BUDGET_S:g} s)"
+    stderr = [out.text for out in _outputs(nb) if out.get("name") == "stderr"]
+    assert not stderr, f"{name} wrote to stderr (warnings?): {stderr}"
+    text = _text(nb)
+    check = CHECKS.get(name)
+    if check is not None:
+        check(nb, text)
