@@ -34,6 +34,9 @@ class Case(enum.IntEnum):
     DUPLICATE_IN_QUEUE = 7
     JOINS_TIME_POINT = 8
 
+    def __str__(self) -> str:
+        return f"case {self.value} ({_SHORT[self]})"
+
     @property
     def short(self) -> str:
         """A few words for plot leaves and table headers."""

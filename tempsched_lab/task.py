@@ -38,6 +38,9 @@ class TaskState(enum.IntEnum):
     CANCELLED = 5
     DROPPED = 6
 
+    def __str__(self) -> str:
+        return self.name.lower()
+
     @property
     def is_final(self) -> bool:
         """True once the task will never run again."""

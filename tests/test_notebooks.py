@@ -196,3 +196,18 @@ def test_notebook_runs_and_teaches(name):
     check = CHECKS.get(name)
     if check is not None:
         check(nb, text)
+
+
+def test_a_returned_figure_displays_as_png_without_matplotlib_inline(tmp_path):
+    """The plots build Figures without pyplot; importing them registers their PNG display."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "from tempsched_lab.plots import example_frame, plot_timeline\n"
+            "plot_timeline(example_frame()).figure"
+        )
+    ]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    outputs = nb.cells[0]["outputs"]
+    assert any("image/png" in out.get("data", {}) for out in outputs), outputs

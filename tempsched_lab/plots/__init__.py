@@ -60,3 +60,30 @@ __all__ = [
     "task_runs",
     "tree_layout",
 ]
+
+
+def _show_figures_in_ipython() -> None:
+    """Let a bare :class:`~matplotlib.figure.Figure` display as a PNG in Jupyter.
+
+    The plots never touch pyplot, so IPython's inline backend (which registers
+    this display) may never be activated; without it a returned Figure shows
+    only its ``repr``.
+    """
+    import sys
+
+    ipython_module = sys.modules.get("IPython")
+    shell = getattr(ipython_module, "get_ipython", lambda: None)() if ipython_module else None
+    if shell is None:
+        return
+    from matplotlib.figure import Figure
+
+    formatter = shell.display_formatter.formatters["image/png"]
+    try:
+        formatter.lookup_by_type(Figure)
+    except KeyError:
+        from IPython.core.pylabtools import print_figure
+
+        formatter.for_type(Figure, lambda fig: print_figure(fig, "png", bbox_inches="tight"))
+
+
+_show_figures_in_ipython()

@@ -200,7 +200,8 @@ def task_runs(log: Any) -> pd.DataFrame:
     a = log if isinstance(log, LogArrays) else LogArrays.of(log)
     if a.n == 0:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in RUN_COLUMNS})
-    has_task = np.isfinite(a["task_id"]) & np.isfinite(a["due"])
+    # a ``missed`` row names the first skipped slot of a periodic task: not a run
+    has_task = np.isfinite(a["task_id"]) & np.isfinite(a["due"]) & ~a.kind_is("missed")
     result = a["result"]
     sched = has_task & a.kind_is("schedule") & ~np.isfinite(a["dup_of"])
     sched &= np.isin(a["case"], _ADDS)
