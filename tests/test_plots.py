@@ -601,3 +601,23 @@ def test_summary_of_an_empty_log(empty_frame):
     timeline, _, lateness = fig.axes
     assert texts(timeline) == ["no tasks yet"] and texts(lateness) == ["no runs yet"]
     png(fig)
+
+
+def test_missed_rows_are_not_drawn_as_runs():
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    starts = []
+
+    def run():
+        starts.append(clock.now())
+        if len(starts) == 1:
+            clock._now += 2.5  # the first run overruns: the slots at 2 and 3 are skipped
+
+    s.schedule(run, at=1.0, period=1.0)
+    clock.run_until(5.0)
+    s.shutdown()
+    frame = s.log.to_frame()
+    assert (frame["kind"] == "missed").any()
+    runs = task_runs(frame)
+    assert "pending" not in set(runs["outcome"])
+    assert sorted(runs.loc[runs["outcome"] == "finished", "due"]) == [1.0, 4.0, 5.0]
