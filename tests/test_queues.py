@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import time
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -24,6 +26,7 @@ from tempsched_lab.queues import (
     InvariantError,
     QueueState,
     SortedDictQueue,
+    TimePoint,
     TimerQueue,
     TimingWheelQueue,
     make_queue,
@@ -519,3 +522,92 @@ def test_wheel_picture() -> None:
     q.pop_due(1.6)
     assert q.picture()["cursor"] == 2
     assert q.picture()["buckets"] == [[], [(1, 1)], [], []]
+
+
+# -- lean storage: lone tasks stored bare, equal dues without a per-entry tie-breaker ------
+
+
+@pytest.mark.parametrize(("design", "options"), CONFIGS)
+def test_equal_dues_fire_in_insertion_order_not_id_order(
+    design: str, options: dict[str, Any]
+) -> None:
+    # A re-armed periodic task keeps its ID, so IDs need not follow insertion order.
+    q = make_queue(design, **options)
+    ids = [7, 3, 9, 1, 5, 0, 8]
+    for task_id in ids:
+        q.insert(Task(task_id, 2.0, ping, (task_id,), None, None, None))
+    q.insert(Task(20, 1.0, ping, (), None, None, None))
+    q.insert(Task(21, 3.0, ping, (), None, None, None))
+    assert q.remove(9) is not None and q.remove(20) is not None
+    q.check_invariants()
+    point = q.tasks_at(2.0)
+    assert point is not None and [t.id for t in point] == [7, 3, 1, 5, 0, 8]
+    assert q.head_time() == 2.0 and q.head_size() == 6
+    assert as_pairs(q.pop_due(10.0)) == [(2.0, [7, 3, 1, 5, 0, 8]), (3.0, [21])]
+    assert len(q) == 0
+    q.check_invariants()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    dues=st.lists(st.integers(0, 6), min_size=1, max_size=40),
+    data=st.data(),
+)
+def test_insertion_order_with_ids_in_any_order(dues: list[int], data: st.DataObject) -> None:
+    ids = data.draw(st.permutations(range(len(dues))), label="ids")
+    gone = set(data.draw(st.lists(st.sampled_from(ids), max_size=len(ids)), label="removed"))
+    expected = grouped(
+        [(float(d), i, t) for i, (d, t) in enumerate(zip(dues, ids, strict=True)) if t not in gone]
+    )
+    for design, options in (("sorteddict", {}), ("heap", {}), ("wheel", {"slots": 4, "tick": 1.0})):
+        q = make_queue(design, **options)
+        for due, task_id in zip(dues, ids, strict=True):
+            q.insert(Task(task_id, float(due), ping, (), None, None, None))
+        for task_id in gone:
+            q.remove(task_id)
+        q.check_invariants()
+        assert as_pairs(q.pop_due(math.inf)) == expected, design
+
+
+@pytest.mark.parametrize("design", ["heap", "wheel"])
+def test_lone_tasks_are_stored_bare(design: str) -> None:
+    q: Any = make_queue(design, **({"slots": 4, "tick": 1.0} if design == "wheel" else {}))
+    a, b = (Task(i, 2.5, ping, (i,), None, None, None) for i in (0, 1))
+    q.insert(a)
+    assert q._points[2.5] is a  # no list of one
+    point = q.tasks_at(2.5)
+    assert type(point) is TimePoint and list(point) == [a]
+    q.insert(b)
+    assert type(q._points[2.5]) is TimePoint and list(q._points[2.5]) == [a, b]
+    if design == "wheel":
+        assert q._buckets[3][0] == {0: a, 1: b} and a.slot is b.slot  # one int per tick
+    q.remove(0)
+    q.check_invariants()
+    assert q._points[2.5] is b
+    if design == "wheel":
+        assert q._buckets[3][0] is b
+    assert as_pairs(q.pop_due(10.0)) == [(2.5, [1])]
+    assert q._points == {} and b.slot is None
+
+
+def test_memory_per_pending_task() -> None:
+    """The queue's own share per pending task (the Task records excluded) stays small.
+
+    Measured about 70 B (sorteddict), 100 B (heap) and 110 B (wheel) with Python 3.11;
+    before lone tasks were stored bare, the heap took 280 B and the wheel 230 B.
+    """
+    n = 10_000
+    for name in DESIGNS:
+        tasks = [Task(i, 1e9 + i * 0.001, ping, (), None, None, None) for i in range(n)]
+        q = make_queue(name)
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for task in tasks:
+                q.insert(task)
+            per_task = (tracemalloc.get_traced_memory()[0] - before) / n
+        finally:
+            tracemalloc.stop()
+        assert len(q) == n
+        assert per_task < 170, f"{name}: {per_task:.0f} B per pending task"

@@ -1,11 +1,10 @@
 """The Reason Scheduler design: a binary min-heap of jobs with removal by ID.
 
-The heap is a plain Python list managed here (not :mod:`heapq`, which cannot
-remove from the middle). Entry ``i`` has its parent at ``(i - 1) // 2`` and its
-children at ``2i + 1`` and ``2i + 2``; entries are ordered by ``(due, seq)``
-where ``seq`` is an insertion counter, so tasks due at the same instant come
-out in insertion order. Each task's position in the array is kept in
-``task.slot``, so removal by ID finds its entry in O(1).
+The heap is a plain Python list of :class:`~tempsched_lab.task.Task` objects
+managed here (not :mod:`heapq`, which cannot remove from the middle). Entry
+``i`` has its parent at ``(i - 1) // 2`` and its children at ``2i + 1`` and
+``2i + 2``; entries are ordered by ``task.due``. Each task's position in the
+array is kept in ``task.slot``, so removal by ID finds its entry in O(1).
 
 Removing entry ``i`` moves the last entry into the hole. That entry came from
 another subtree, so it may be *smaller* than its new parent as well as larger
@@ -13,9 +12,18 @@ than its new children: it must sift up in the first case and down in the
 second. (The published design only sifts down, which leaves the heap broken
 whenever the moved entry belongs above its new parent; see ``docs/queues.md``.)
 
-A dict of exact due time -> :class:`~tempsched_lab.queues.base.TimePoint`
-answers the decision tree's "is this time point queued, and is the request a
-duplicate there?" in O(1), like the other designs.
+A dict of exact due time -> tasks answers the decision tree's "is this time
+point queued, and is the request a duplicate there?" in O(1), like the other
+designs. It also fixes the order of tasks due at the same instant, so the heap
+needs no tie-breaker: :meth:`HeapQueue.pop_due` takes a whole time point at
+once (it removes as many root entries as the time point holds, in whatever
+order equal dues sit in the array) and reports the tasks in the time point's
+insertion order. The heap entries are therefore the bare tasks, with no
+``(due, seq, task)`` tuple and no sequence number per entry. Likewise a time
+point holding a single task stores that :class:`~tempsched_lab.task.Task`
+itself; it becomes a :class:`~tempsched_lab.queues.base.TimePoint` list when a
+second task joins, and a bare task again when it drops back to one
+(:meth:`HeapQueue.tasks_at` wraps a lone task on demand).
 
 Costs (n pending tasks, p time points, k tasks at one time point):
 
@@ -38,15 +46,11 @@ from .base import DueGroup, InvariantError, TimePoint, TimerQueue
 
 __all__ = ["HeapQueue"]
 
-#: One heap entry: (due, insertion sequence, task). ``seq`` is unique, so tuple
-#: comparison never reaches the task.
-_Entry = tuple[float, int, Task]
-
 _first = itemgetter(0)
 
 
 class HeapQueue(TimerQueue):
-    """Binary min-heap of ``(due, seq, task)`` entries with an O(1) position index.
+    """Binary min-heap of tasks keyed by due time, with an O(1) position index.
 
     Costs: insert O(log n), remove by ID O(log n), pop_due O(log n) per task,
     next_time O(1).
@@ -67,55 +71,60 @@ class HeapQueue(TimerQueue):
 
     def __init__(self) -> None:
         super().__init__()
-        self._heap: list[_Entry] = []
-        self._points: dict[float, TimePoint] = {}
-        self._seq = 0
+        #: the heap array: tasks, ordered by ``task.due`` (ties in no particular order)
+        self._heap: list[Task] = []
+        #: due time -> the lone task due then, or a TimePoint of 2+ in insertion order
+        self._points: dict[float, Task | TimePoint] = {}
 
     # -- heap primitives ----------------------------------------------------------------
     def _sift_up(self, pos: int) -> None:
-        """Move the entry at ``pos`` towards the root while it is smaller than its parent."""
+        """Move the entry at ``pos`` towards the root while it is earlier than its parent."""
         heap = self._heap
-        entry = heap[pos]
+        task = heap[pos]
+        due = task.due
         while pos > 0:
             parent_pos = (pos - 1) >> 1
             parent = heap[parent_pos]
-            if not entry < parent:
+            if not due < parent.due:
                 break
             heap[pos] = parent
-            parent[2].slot = pos
+            parent.slot = pos
             pos = parent_pos
-        heap[pos] = entry
-        entry[2].slot = pos
+        heap[pos] = task
+        task.slot = pos
 
     def _sift_down(self, pos: int) -> None:
-        """Move the entry at ``pos`` towards the leaves while a child is smaller."""
+        """Move the entry at ``pos`` towards the leaves while a child is earlier."""
         heap = self._heap
         size = len(heap)
-        entry = heap[pos]
+        task = heap[pos]
+        due = task.due
         child_pos = 2 * pos + 1
         while child_pos < size:
-            right_pos = child_pos + 1
-            if right_pos < size and heap[right_pos] < heap[child_pos]:
-                child_pos = right_pos
             child = heap[child_pos]
-            if not child < entry:
+            right_pos = child_pos + 1
+            if right_pos < size:
+                right = heap[right_pos]
+                if right.due < child.due:
+                    child, child_pos = right, right_pos
+            if not child.due < due:
                 break
             heap[pos] = child
-            child[2].slot = pos
+            child.slot = pos
             pos = child_pos
             child_pos = 2 * pos + 1
-        heap[pos] = entry
-        entry[2].slot = pos
+        heap[pos] = task
+        task.slot = pos
 
     def _remove_at(self, pos: int) -> Task:
         """Remove the entry at ``pos``, restoring the heap in both directions (O(log n))."""
         heap = self._heap
-        task = heap[pos][2]
+        task = heap[pos]
         last = heap.pop()
         if pos < len(heap):
             heap[pos] = last
-            last[2].slot = pos
-            if pos > 0 and last < heap[(pos - 1) >> 1]:
+            last.slot = pos
+            if pos > 0 and last.due < heap[(pos - 1) >> 1].due:
                 self._sift_up(pos)  # the moved entry belongs above its new parent
             else:
                 self._sift_down(pos)
@@ -124,98 +133,119 @@ class HeapQueue(TimerQueue):
 
     # -- TimerQueue ---------------------------------------------------------------------
     def _add(self, task: Task) -> None:
+        heap = self._heap
+        heap.append(task)
+        self._sift_up(len(heap) - 1)
         due = task.due
-        self._heap.append((due, self._seq, task))
-        self._seq += 1
-        self._sift_up(len(self._heap) - 1)
-        point = self._points.get(due)
+        points = self._points
+        point = points.get(due)
         if point is None:
-            self._points[due] = TimePoint((task,))
-        else:
+            points[due] = task  # a lone task is stored bare: a list per task costs memory
+        elif type(point) is TimePoint:
             point.add(task)
+        else:
+            points[due] = TimePoint((point, task))
 
     def _discard(self, task: Task) -> None:
         pos = task.slot
-        if not isinstance(pos, int) or pos >= len(self._heap) or self._heap[pos][2] is not task:
+        heap = self._heap
+        if not isinstance(pos, int) or not 0 <= pos < len(heap) or heap[pos] is not task:
             raise InvariantError(f"task {task.id} has no valid heap position ({pos!r})")
         self._remove_at(pos)
-        point = self._points[task.due]
-        point.discard(task)
-        if not point:
-            del self._points[task.due]
+        due = task.due
+        point = self._points[due]
+        if type(point) is TimePoint:
+            point.discard(task)
+            if len(point) == 1:
+                self._points[due] = point[0]
+        else:
+            del self._points[due]
 
     def tasks_at(self, due: float) -> TimePoint | None:
-        return self._points.get(due)
+        point = self._points.get(due)
+        if point is None or type(point) is TimePoint:
+            return point
+        return TimePoint((point,))
 
     def head_time(self) -> float | None:
         heap = self._heap
-        return heap[0][0] if heap else None
+        return heap[0].due if heap else None
 
     def next_time(self) -> float | None:
         heap = self._heap
-        return heap[0][0] if heap else None
+        return heap[0].due if heap else None
 
     def head_size(self) -> int:
         heap = self._heap
-        return len(self._points[heap[0][0]]) if heap else 0
+        if not heap:
+            return 0
+        point = self._points[heap[0].due]
+        return len(point) if type(point) is TimePoint else 1
 
     def pop_due(self, now: float) -> list[DueGroup]:
         groups: list[DueGroup] = []
         heap = self._heap
-        while heap and heap[0][0] <= now:
-            due = heap[0][0]
-            point = self._points.pop(due)
-            # The heap yields the same tasks in (due, seq) order = the point's order.
-            for _ in range(len(point)):
-                self._remove_at(0)
-            groups.append(DueGroup(due, tuple(point)))
+        points = self._points
+        remove_at = self._remove_at
+        while heap and heap[0].due <= now:
+            due = heap[0].due
+            point = points.pop(due)
+            if type(point) is TimePoint:
+                # The k entries due now are the k smallest: popping the root k times
+                # takes exactly them; the time point gives their insertion order.
+                for _ in range(len(point)):
+                    remove_at(0)
+                groups.append(DueGroup(due, tuple(point)))
+            else:
+                remove_at(0)
+                groups.append(DueGroup(due, (point,)))
         return self._forget(groups)
 
     def points(self) -> Iterator[tuple[float, TimePoint]]:
-        yield from sorted(self._points.items(), key=_first)
+        for due, point in sorted(self._points.items(), key=_first):
+            yield due, (point if type(point) is TimePoint else TimePoint((point,)))
 
     def picture(self) -> dict[str, Any]:
         """The heap in array order with parent links, for drawing it as a tree.
 
         ``heap[i]`` is ``(task_id, due)``; ``parent[i]`` is the index of its
-        parent (``None`` for the root); ``seq[i]`` the tie-breaking insertion number.
+        parent (``None`` for the root).
         """
         heap = self._heap
         return {
-            "heap": [(task.id, due) for due, _, task in heap],
+            "heap": [(task.id, task.due) for task in heap],
             "parent": [None if i == 0 else (i - 1) >> 1 for i in range(len(heap))],
-            "seq": [seq for _, seq, _ in heap],
         }
 
     def check_invariants(self) -> None:
         heap = self._heap
-        seen_seq: set[int] = set()
-        by_due: dict[float, list[tuple[int, Task]]] = {}
-        for i, entry in enumerate(heap):
-            due, seq, task = entry
+        by_due: dict[float, list[Task]] = {}
+        for i, task in enumerate(heap):
             if task.slot != i:
                 raise InvariantError(f"task {task.id} at heap[{i}] records slot {task.slot!r}")
-            if due != task.due:
-                raise InvariantError(f"heap[{i}] keyed {due!r} but task {task.id} due {task.due!r}")
-            if seq in seen_seq:
-                raise InvariantError(f"sequence number {seq} used twice")
-            seen_seq.add(seq)
             if i > 0:
                 parent = heap[(i - 1) >> 1]
-                if entry < parent:
+                if task.due < parent.due:
                     raise InvariantError(
-                        f"heap property broken: heap[{i}]={due!r} (task {task.id}) is smaller "
-                        f"than its parent heap[{(i - 1) >> 1}]={parent[0]!r}"
+                        f"heap property broken: heap[{i}]={task.due!r} (task {task.id}) is "
+                        f"earlier than its parent heap[{(i - 1) >> 1}]={parent.due!r}"
                     )
-            by_due.setdefault(due, []).append((seq, task))
+            by_due.setdefault(task.due, []).append(task)
         if set(by_due) != set(self._points):
             raise InvariantError("the heap's due times and the time-point dict disagree")
         for due, point in self._points.items():
-            if not point:
-                raise InvariantError(f"empty time point at {due!r}")
-            expected = [task for _, task in sorted(by_due[due], key=_first)]
-            if len(expected) != len(point) or any(
-                a is not b for a, b in zip(expected, point, strict=True)
-            ):
-                raise InvariantError(f"time point {due!r} disagrees with the heap's order")
+            if type(point) is TimePoint:
+                if len(point) < 2:
+                    raise InvariantError(f"time point {due!r} holds {len(point)} task(s) as a list")
+                tasks = list(point)
+            elif isinstance(point, Task):
+                tasks = [point]
+            else:
+                raise InvariantError(f"time point {due!r} holds {type(point).__name__}")
+            in_heap = by_due[due]
+            if len(in_heap) != len(tasks) or {id(t) for t in in_heap} != {id(t) for t in tasks}:
+                raise InvariantError(f"time point {due!r} disagrees with the heap's entries")
+            for task in tasks:
+                if task.due != due:
+                    raise InvariantError(f"task {task.id} due {task.due!r} stored at {due!r}")
         self._check_index()

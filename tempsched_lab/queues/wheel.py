@@ -20,19 +20,28 @@ ticks are skipped rather than visited one by one, using a small heap of the
 *occupied* ticks (the way a tickless kernel computes its next timer event), so a
 jump of a million revolutions costs no more than the jobs it fires.
 
-Each bucket keeps its jobs grouped by round (``{round: {task_id: task}}``), so
-a visit touches only the jobs firing at that tick; the textbook wheel keeps one
+Each bucket keeps its jobs grouped by round (``{round: jobs}``), so a visit
+touches only the jobs firing at that tick; the textbook wheel keeps one
 unsorted list per bucket and re-checks every job of every later round at each
-visit. A job inserted for a tick the hand has already passed (a late insert) is
-still found by the next ``pop_due``: the walk follows the occupied ticks.
+visit. To save memory, the jobs of one round are the bare
+:class:`~tempsched_lab.task.Task` when the tick holds a single job, and a
+``{task_id: task}`` dict only once a second job shares the tick (it turns back
+into the bare task when it drops to one). ``task.slot`` holds the job's tick
+index; the jobs of one tick share a single int object.
+
+A job inserted for a tick the hand has already passed (a late insert) is still
+found by the next ``pop_due``: the walk follows the occupied ticks.
 
 Firing is per tick, but groups are reported per *exact* due time, earliest
 first and in insertion order, so the firing order is the same as the other
 designs'; only the firing *time* is rounded up to the tick
 (:meth:`~TimingWheelQueue.fire_time`).
 
-A dict of exact due time -> :class:`~tempsched_lab.queues.base.TimePoint`
-answers the decision tree's questions in O(1), like the other designs.
+A dict of exact due time -> tasks answers the decision tree's questions in
+O(1), like the other designs. As in the sorted dict, a time point holding one
+task stores the :class:`~tempsched_lab.task.Task` itself, not a
+:class:`~tempsched_lab.queues.base.TimePoint` list of one;
+:meth:`~TimingWheelQueue.tasks_at` wraps it on demand.
 
 Costs (n pending tasks, k tasks at one time point, T occupied ticks, m jobs firing):
 
@@ -111,9 +120,11 @@ class TimingWheelQueue(TimerQueue):
         self.slots = slots
         self.tick = tick_f
         self.origin = origin_f
-        #: bucket b holds {round: {task_id: task}} for the ticks idx with idx % slots == b
-        self._buckets: list[dict[int, dict[int, Task]]] = [{} for _ in range(slots)]
-        self._points: dict[float, TimePoint] = {}
+        #: bucket b holds {round: jobs} for the ticks idx with idx % slots == b; the
+        #: jobs of one tick are a bare Task (one job) or a {task_id: task} dict (2+)
+        self._buckets: list[dict[int, Task | dict[int, Task]]] = [{} for _ in range(slots)]
+        #: due time -> the lone task due then, or a TimePoint of 2+ in insertion order
+        self._points: dict[float, Task | TimePoint] = {}
         #: occupied ticks (may contain ticks emptied by removals: cleaned lazily)
         self._ticks: list[int] = []
         self._queued: set[int] = set()
@@ -189,22 +200,30 @@ class TimingWheelQueue(TimerQueue):
         except ValueError:
             self._by_id.pop(task.id, None)  # insert() indexed it before calling us
             raise
-        task.slot = idx
-        bucket = self._buckets[idx % self.slots]
-        rnd = idx // self.slots
-        group = bucket.get(rnd)
-        if group is None:
-            bucket[rnd] = {task.id: task}
+        slots = self.slots
+        bucket = self._buckets[idx % slots]
+        rnd = idx // slots
+        jobs = bucket.get(rnd)
+        if jobs is None:
+            bucket[rnd] = task  # a lone job is stored bare: a dict per tick costs memory
+            task.slot = idx
             if idx not in self._queued:
                 self._queued.add(idx)
                 heapq.heappush(self._ticks, idx)
+        elif type(jobs) is dict:
+            task.slot = next(iter(jobs.values())).slot  # share the tick's int object
+            jobs[task.id] = task
         else:
-            group[task.id] = task
-        point = self._points.get(due)
+            task.slot = jobs.slot
+            bucket[rnd] = {jobs.id: jobs, task.id: task}
+        points = self._points
+        point = points.get(due)
         if point is None:
-            self._points[due] = TimePoint((task,))
-        else:
+            points[due] = task  # a lone task is stored bare: a list per task costs memory
+        elif type(point) is TimePoint:
             point.add(task)
+        else:
+            points[due] = TimePoint((point, task))
         if self._head_valid and (self._head is None or due < self._head):
             self._head = due
 
@@ -214,24 +233,35 @@ class TimingWheelQueue(TimerQueue):
             raise InvariantError(f"task {task.id} has no wheel tick ({idx!r})")
         bucket = self._buckets[idx % self.slots]
         rnd = idx // self.slots
-        group = bucket.get(rnd)
-        if group is None or group.pop(task.id, None) is not task:
-            raise InvariantError(f"task {task.id} not found at tick {idx}")
-        if not group:
+        jobs = bucket.get(rnd)
+        if jobs is task:
             del bucket[rnd]  # its tick stays in the heap and is dropped lazily
+        elif type(jobs) is dict and jobs.get(task.id) is task:
+            del jobs[task.id]
+            if len(jobs) == 1:
+                bucket[rnd] = next(iter(jobs.values()))
+        else:
+            raise InvariantError(f"task {task.id} not found at tick {idx}")
         task.slot = None
         due = task.due
-        point = self._points[due]
-        point.discard(task)
-        if not point:
-            del self._points[due]
-            if not self._points:
-                self._head, self._head_valid = None, True
-            elif due == self._head:
-                self._head_valid = False
+        points = self._points
+        point = points[due]
+        if type(point) is TimePoint:
+            point.discard(task)
+            if len(point) == 1:
+                points[due] = point[0]
+            return
+        del points[due]
+        if not points:
+            self._head, self._head_valid = None, True
+        elif due == self._head:
+            self._head_valid = False
 
     def tasks_at(self, due: float) -> TimePoint | None:
-        return self._points.get(due)
+        point = self._points.get(due)
+        if point is None or type(point) is TimePoint:
+            return point
+        return TimePoint((point,))
 
     def head_time(self) -> float | None:
         if not self._head_valid:
@@ -239,8 +269,11 @@ class TimingWheelQueue(TimerQueue):
             if idx is None:
                 self._head = None
             else:
-                group = self._buckets[idx % self.slots][idx // self.slots]
-                self._head = min(task.due for task in group.values())
+                jobs = self._buckets[idx % self.slots][idx // self.slots]
+                if type(jobs) is dict:
+                    self._head = min(task.due for task in jobs.values())
+                else:
+                    self._head = jobs.due
             self._head_valid = True
         return self._head
 
@@ -250,7 +283,10 @@ class TimingWheelQueue(TimerQueue):
 
     def head_size(self) -> int:
         head = self.head_time()
-        return 0 if head is None else len(self._points[head])
+        if head is None:
+            return 0
+        point = self._points[head]
+        return len(point) if type(point) is TimePoint else 1
 
     def pop_due(self, now: float) -> list[DueGroup]:
         groups: list[DueGroup] = []
@@ -269,13 +305,20 @@ class TimingWheelQueue(TimerQueue):
             heapq.heappop(ticks)
             self._queued.discard(idx)
             # Only this tick's round fires; later rounds in the same bucket stay.
-            group = buckets[idx % slots].pop(idx // slots)
-            dues = sorted({task.due for task in group.values()})
+            jobs = buckets[idx % slots].pop(idx // slots)
+            if type(jobs) is dict:
+                dues: Any = sorted({task.due for task in jobs.values()})
+            else:
+                dues = (jobs.due,)
             for due in dues:
                 point = points.pop(due)
-                for task in point:
-                    task.slot = None
-                groups.append(DueGroup(due, tuple(point)))
+                if type(point) is TimePoint:
+                    for task in point:
+                        task.slot = None
+                    groups.append(DueGroup(due, tuple(point)))
+                else:
+                    point.slot = None
+                    groups.append(DueGroup(due, (point,)))
             fired_to = idx
         last = self._last_tick(now)  # every tick up to here has now been processed
         if last is None:
@@ -290,7 +333,8 @@ class TimingWheelQueue(TimerQueue):
         return self._forget(groups)
 
     def points(self) -> Iterator[tuple[float, TimePoint]]:
-        yield from sorted(self._points.items(), key=_first)
+        for due, point in sorted(self._points.items(), key=_first):
+            yield due, (point if type(point) is TimePoint else TimePoint((point,)))
 
     def picture(self) -> dict[str, Any]:
         """The wheel: ``buckets[b]`` lists ``(task_id, round)`` by round, then insertion order."""
@@ -300,7 +344,7 @@ class TimingWheelQueue(TimerQueue):
             "origin": self.origin,
             "cursor": self._cursor,
             "buckets": [
-                [(task_id, rnd) for rnd in sorted(bucket) for task_id in bucket[rnd]]
+                [(task.id, rnd) for rnd in sorted(bucket) for task in _jobs(bucket[rnd])]
                 for bucket in self._buckets
             ],
         }
@@ -312,15 +356,21 @@ class TimingWheelQueue(TimerQueue):
         stored = 0
         occupied: set[int] = set()
         for b, bucket in enumerate(self._buckets):
-            for rnd, group in bucket.items():
-                if not group:
-                    raise InvariantError(f"empty round {rnd} kept in bucket {b}")
+            for rnd, jobs in bucket.items():
+                if type(jobs) is dict:
+                    if len(jobs) < 2:
+                        raise InvariantError(
+                            f"round {rnd} of bucket {b} holds a dict of {len(jobs)}"
+                        )
+                    for task_id, task in jobs.items():
+                        if task.id != task_id:
+                            raise InvariantError(f"task {task.id} filed under ID {task_id}")
+                elif not isinstance(jobs, Task):
+                    raise InvariantError(f"round {rnd} of bucket {b} holds {type(jobs).__name__}")
                 idx = rnd * slots + b
                 occupied.add(idx)
-                for task_id, task in group.items():
+                for task in _jobs(jobs):
                     stored += 1
-                    if task.id != task_id:
-                        raise InvariantError(f"task {task.id} filed under ID {task_id}")
                     if task.slot != idx:
                         raise InvariantError(
                             f"task {task.id} in tick {idx} records tick {task.slot!r}"
@@ -331,16 +381,19 @@ class TimingWheelQueue(TimerQueue):
                             f"expected {self.fire_index(task.due)}"
                         )
                     point = self._points.get(task.due)
-                    if point is None or not any(t is task for t in point):
+                    if point is None or not any(t is task for t in _tasks(point)):
                         raise InvariantError(f"task {task.id} missing from its time point")
         in_points = 0
         for due, point in self._points.items():
-            if not point:
-                raise InvariantError(f"empty time point at {due!r}")
-            for task in point:
+            if type(point) is TimePoint:
+                if len(point) < 2:
+                    raise InvariantError(f"time point {due!r} holds {len(point)} task(s) as a list")
+            elif not isinstance(point, Task):
+                raise InvariantError(f"time point {due!r} holds {type(point).__name__}")
+            for task in _tasks(point):
                 if task.due != due:
                     raise InvariantError(f"task {task.id} due {task.due!r} stored at {due!r}")
-            in_points += len(point)
+                in_points += 1
         if in_points != stored:
             raise InvariantError(f"{stored} tasks in buckets but {in_points} in time points")
         if set(self._ticks) != self._queued or len(self._ticks) != len(self._queued):
@@ -356,3 +409,13 @@ class TimingWheelQueue(TimerQueue):
             if self._head != expected:
                 raise InvariantError(f"cached head {self._head!r} but earliest due {expected!r}")
         self._check_index()
+
+
+def _jobs(jobs: Task | dict[int, Task]) -> Any:
+    """The tasks of one tick: a bare task, or the values of its ``{task_id: task}`` dict."""
+    return jobs.values() if type(jobs) is dict else (jobs,)
+
+
+def _tasks(point: Task | TimePoint) -> Any:
+    """The tasks of one time point: a bare task, or its :class:`TimePoint` list."""
+    return point if type(point) is TimePoint else (point,)
