@@ -23,11 +23,10 @@ from __future__ import annotations
 import math
 import sys
 import threading
-import traceback
 import warnings
 import weakref
 from collections.abc import Callable, Mapping
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -35,25 +34,23 @@ from . import validation as check
 from .clock import Clock, RealClock
 from .decision import Case, Decision
 from .executors import BatchThreadPool
+from .lifecycle import LifecycleMixin
 from .log import EventLog
 from .queues import TimerQueue, make_queue
+from .runs import RunsMixin, round_up
 from .schema import ORIGIN_CODE, ORIGINS
 from .task import CancelResult, Origin, Task, TaskState, TaskStatus, label_of, short_repr
 
 __all__ = ["PastTimeError", "Scheduler", "SchedulerClosedError", "live_schedulers"]
 
-_WAIT_MAX = min(threading.TIMEOUT_MAX, 3600.0)  # re-check at least hourly
 _PAST = Case.PAST
 _WAKES = frozenset(c for c in Case if c.wakes_worker)
 _PENDING = int(TaskState.PENDING)
 _CANCELLED = int(TaskState.CANCELLED)
-_RUNNING = int(TaskState.RUNNING)
 _R_CANCELLED, _R_RUNNING = CancelResult.CANCELLED, CancelResult.RUNNING
 _R_ALREADY_DONE, _R_NOT_FOUND = CancelResult.ALREADY_DONE, CancelResult.NOT_FOUND
 _RESULT_TEXT = {r: r.value for r in CancelResult}
 _USER = ORIGIN_CODE["user"]
-_PERIODIC = ORIGIN_CODE["periodic"]
-_in_task = threading.local()
 _LIVE: weakref.WeakValueDictionary[Any, Scheduler] = weakref.WeakValueDictionary()
 
 
@@ -74,7 +71,7 @@ def live_schedulers() -> list[Scheduler]:
     return [s for s in list(_LIVE.values()) if not s.closed]
 
 
-class Scheduler:
+class Scheduler(RunsMixin, LifecycleMixin):
     """Run callables (or set ``threading.Event`` s) at chosen times, and record every step.
 
     Args:
@@ -338,7 +335,7 @@ class Scheduler:
             else:
                 due = now + period
             if self.resolution is not None:
-                due = _round_up(due, self.resolution)
+                due = round_up(due, self.resolution)
             return self._decide(
                 now, due, action, args, kwargs, period, label, origin, fixed_delay, misfire
             )
@@ -541,380 +538,6 @@ class Scheduler:
         with self._cond:
             return self.queue.snapshot()
 
-    # -- dispatching ----------------------------------------------------------------
-    def _next_fire_time(self) -> float | None:
-        with self._cond:
-            return self.queue.next_time()
-
-    def _take_due(self, now: float) -> list[tuple[Task, float, float]]:
-        """Pop every due group and record the dispatches; the lock is held."""
-        groups = self.queue.pop_due(now)
-        if not groups:
-            return []
-        log = self._log
-        batch: list[tuple[Task, float, float]] = []
-        running = self._running
-        states = self._states
-        queue = self.queue
-        fire = self._fire
-        if log is not None:  # what every dispatch row of this batch shares
-            head, ready, size = queue.head_time(), queue.head_size(), len(queue)
-        for group in groups:
-            for task in group.tasks:
-                due = task.due
-                task.last_due = due
-                running[task.id] = task
-                states[task.id] = _RUNNING
-                if log is not None:
-                    log.dispatch(now, task.id, due, due if fire is None else fire(due),
-                                 task.label, head, ready, size)  # fmt: skip
-                if isinstance(task.action, threading.Event):
-                    task.action.set()
-                    task.runs += 1
-                    if log is not None:
-                        log.event_set(now, task.id, due, task.label)
-                    self._finished(task, now, None)  # a periodic Event re-arms: the head moves
-                    if log is not None:
-                        head, ready, size = queue.head_time(), queue.head_size(), len(queue)
-                else:
-                    batch.append((task, due, now))
-        return batch
-
-    def _launch(self, batch: list[tuple[Task, float, float]]) -> None:
-        """Hand each run to the executor; the lock is NOT held."""
-        kind = self._executor_kind
-        if kind == "batch":
-            try:
-                self._executor.submit_batch(self._run, batch)  # type: ignore[union-attr]
-                return
-            except BaseException:  # a closed pool: each run is recorded as failed below
-                pass
-        for task, due, dispatched in batch:
-            try:
-                if kind == "inline":
-                    self._run(task, due, dispatched)
-                elif kind in ("threads", "batch"):
-                    self._executor.submit(self._run, task, due, dispatched)  # type: ignore[union-attr]
-                elif kind == "thread":
-                    th = threading.Thread(target=self._run_in_thread, args=(task, due, dispatched),
-                                          name=f"tempsched-run-{task.id}", daemon=True)  # fmt: skip
-                    with self._cond:
-                        self._threads.add(th)
-                    try:
-                        th.start()
-                    except BaseException:
-                        with self._cond:
-                            self._threads.discard(th)
-                        raise
-                else:
-                    self._submit_remote(task, due, dispatched)
-            except BaseException as exc:  # a failed thread start must not kill the worker
-                self._run_failed(task, due, exc)
-
-    def _run_in_thread(self, task: Task, due: float, dispatched: float) -> None:
-        try:
-            self._run(task, due, dispatched)
-        finally:
-            with self._cond:
-                self._threads.discard(threading.current_thread())
-                self._cond.notify_all()
-
-    def _run(self, task: Task, due: float, dispatched: float) -> None:
-        """Run one task in the current thread and record its start and its end."""
-        clock = self.clock
-        with self._cond:
-            started = clock.now()
-            task.runs += 1
-            if self._log is not None:
-                self._log.start(started, task.id, due, task.label, dispatched)
-        outer = getattr(_in_task, "scheduler", None)
-        _in_task.scheduler = self
-        try:
-            kwargs = task.kwargs
-            result = task.action(*task.args, **kwargs) if kwargs else task.action(*task.args)
-        except BaseException as exc:
-            self._run_failed(task, due, exc, started)
-        else:
-            with self._cond:
-                now = clock.now()
-                if self._log is not None:
-                    self._log.finish(now, task.id, due, task.label, now - started,
-                                     type(result).__name__)  # fmt: skip
-                self._finished(task, now, None)
-        finally:
-            _in_task.scheduler = outer
-
-    def _run_failed(self, task: Task, due: float, exc: BaseException,
-                    started: float | None = None) -> None:  # fmt: skip
-        with self._cond:
-            now = self.clock.now()
-            if self._log is not None:
-                tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-                self._log.error(now, task.id, due, task.label,
-                                math.nan if started is None else now - started,
-                                f"{type(exc).__name__}: {exc}", tb)  # fmt: skip
-            self._exceptions[task.id] = exc
-            self._finished(task, now, exc)
-
-    def _submit_remote(self, task: Task, due: float, dispatched: float) -> None:
-        """Run on an external executor (process pool...): start = handed over."""
-        with self._cond:
-            started = self.clock.now()
-            task.runs += 1
-            if self._log is not None:
-                self._log.start(started, task.id, due, task.label, dispatched)
-        kwargs = task.kwargs or {}
-        future = self._executor.submit(task.action, *task.args, **kwargs)  # type: ignore[union-attr]
-
-        def done(fut: Future[Any]) -> None:
-            exc = fut.exception()
-            if exc is not None:
-                self._run_failed(task, due, exc, started)
-                return
-            with self._cond:
-                now = self.clock.now()
-                if self._log is not None:
-                    self._log.finish(now, task.id, due, task.label, now - started,
-                                     type(fut.result()).__name__)  # fmt: skip
-                self._finished(task, now, None)
-
-        future.add_done_callback(done)
-
-    def _finished(self, task: Task, now: float, exc: BaseException | None) -> None:
-        """A run ended: re-arm a periodic task or settle its final state; the lock is held."""
-        self._running.pop(task.id, None)
-        periodic = task.period is not None
-        if periodic and not (task.stop_requested or self._closed or self._draining):
-            self._rearm(task, now)
-            self._cond.notify_all()
-            return
-        if task.stop_requested and task.period is not None:
-            state = TaskState.CANCELLED
-        elif task.stop_requested and self._closed:
-            state = TaskState.DROPPED
-        else:
-            state = TaskState.FAILED if exc is not None else TaskState.DONE
-        if self._states[task.id] != TaskState.DROPPED:
-            self._states[task.id] = state
-        self._cond.notify_all()
-
-    def _rearm(self, task: Task, now: float) -> None:
-        """Schedule a periodic task's next run (same ID), as a decision of origin ``periodic``."""
-        period = task.period
-        assert period is not None
-        fixed_delay, policy = self._options.get(task.id, (False, self.misfire))
-        if fixed_delay:
-            due = now + period
-            task.anchor = due
-        else:
-            due = task.anchor + period
-            if due < now:
-                late = max(1, math.ceil((now - task.anchor) / period) - 1)
-                while task.anchor + (late + 1) * period < now:  # float safety
-                    late += 1
-                missed = 0
-                if policy == "skip":
-                    missed = late
-                    due = task.anchor + (late + 1) * period
-                elif policy == "run_once":
-                    missed = late - 1
-                    due = task.anchor + late * period
-                if missed and self._log is not None:
-                    self._log.missed(now, task.id, task.anchor + period, task.label, period,
-                                     missed, policy)  # fmt: skip
-            task.anchor = due
-        if self.resolution is not None:
-            due = _round_up(due, self.resolution)
-        head_before = self.queue.head_time()
-        # a re-arm is never rejected (catch-up runs may be due in the past) nor merged
-        case, _ = self.queue.classify(due, now, reject_past=False, dedupe=False)
-        task.due = due
-        self._store(task, case, now, head_before, _PERIODIC)
-
-    # -- the worker (real clock) --------------------------------------------------------
-    def _work(self) -> None:
-        cond = self._cond
-        clock = self.clock
-        queue = self.queue
-        try:
-            with cond:
-                while True:
-                    if self._closed:
-                        break
-                    if self._draining and not len(queue) and not self._running:
-                        cond.release()
-                        try:
-                            self._close()
-                        finally:
-                            cond.acquire()
-                        break
-                    now = clock.now()
-                    nxt = queue.next_time()
-                    if nxt is None or nxt > now:
-                        wait = None if nxt is None else min(nxt - now, _WAIT_MAX)
-                        self._waiting = True
-                        try:
-                            notified = cond.wait(wait)
-                        finally:
-                            self._waiting = False
-                        if self._log is not None and not self._closed:
-                            self._log.wake(clock.now(), notified, wait, queue.head_time(),
-                                           queue.head_size(), len(queue))  # fmt: skip
-                        continue
-                    batch = self._take_due(now)
-                    if batch:
-                        cond.release()
-                        try:
-                            self._launch(batch)
-                        finally:
-                            cond.acquire()
-        except BaseException as exc:  # pragma: no cover - a bug; made loud, never silent
-            self._worker_error = exc
-            raise
-        finally:
-            with cond:
-                cond.notify_all()
-
-    def _fire_due(self, now: float) -> None:
-        """Called by a virtual clock: dispatch everything due at ``now``."""
-        with self._cond:
-            if self._closed:
-                return
-            batch = self._take_due(now)
-        self._launch(batch)
-
-    # -- waiting and shutting down ------------------------------------------------------
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until nothing is pending or running (real clock); False on timeout.
-
-        Periodic tasks never leave the scheduler idle: cancel them first.
-        """
-        if self.clock.virtual:
-            raise RuntimeError("wait_idle() needs a real clock; use clock.run_until_idle()")
-        with self._cond:
-            return self._cond.wait_for(
-                lambda: not len(self.queue) and not self._running and not self._threads, timeout
-            )
-
-    def shutdown(
-        self, wait: bool = True, timeout: float | None = None, cancel_pending: bool = True
-    ) -> list[TaskStatus]:
-        """Stop the scheduler; returns the tasks it dropped. Idempotent.
-
-        Args:
-            wait: wait for the worker and for runs in flight to finish.
-            timeout: the longest to wait, in seconds (``None``: no limit).
-            cancel_pending: drop pending tasks now (default); ``False`` lets
-                pending one-shot tasks run at their times first (periodic tasks
-                are not re-armed), then stops.
-
-        Raises ``RuntimeError`` when called with ``wait=True`` from inside one of
-        this scheduler's tasks, which would wait for itself.
-        """
-        if wait and getattr(_in_task, "scheduler", None) is self:
-            raise RuntimeError(
-                "shutdown(wait=True) called from inside one of this scheduler's tasks would "
-                "wait for that task itself (a deadlock); use shutdown(wait=False) there"
-            )
-        if wait and self._worker is threading.current_thread():  # pragma: no cover
-            raise RuntimeError("shutdown(wait=True) from the scheduler's worker would deadlock")
-        deadline = None if timeout is None else _monotonic() + timeout
-        with self._cond:
-            if self._closed:  # already stopped: nothing to drop, but still honour wait
-                if wait:
-                    self._join(deadline, lock_held=True)
-                return []
-            if not cancel_pending and not self.clock.virtual:
-                self._draining = True  # the worker closes the scheduler once drained
-                self._cond.notify_all()
-                if not wait:
-                    return []
-        if self._draining:
-            self._wait_drained(deadline)
-        dropped = self._close()
-        if wait:
-            self._join(deadline)
-        elif self._owns_executor and self._executor is not None:
-            self._executor.shutdown(wait=False)
-        return dropped
-
-    def _close(self) -> list[TaskStatus]:
-        """Drop what is pending, mark closed and log it (once)."""
-        with self._cond:
-            if self._closed:
-                return []
-            dropped = self._drop_all()
-            self._closed = True
-            self._draining = False
-            self._cond.notify_all()
-            if self._log is not None:
-                self._log.shutdown(self.clock.now(), -1, "stopped", math.nan, None,
-                                   self.queue.head_size(), len(self.queue),
-                                   f"dropped {len(dropped)} task(s)")  # fmt: skip
-        if self.clock.virtual:
-            self.clock._detach(self)  # type: ignore[attr-defined]
-        return dropped
-
-    def _wait_drained(self, deadline: float | None) -> None:
-        if self.clock.virtual:
-            return  # a virtual clock drains only when stepped; what is left is dropped
-        with self._cond:
-            while len(self.queue) or self._running:
-                remaining = None if deadline is None else deadline - _monotonic()
-                if remaining is not None and remaining <= 0:
-                    return
-                self._cond.wait(remaining if remaining is not None else 1.0)
-
-    def _drop_all(self) -> list[TaskStatus]:
-        """Drop every pending task and stop periodic tasks in flight; the lock is held."""
-        dropped: list[TaskStatus] = []
-        log = self._log
-        now = self.clock.now()
-        pending = [task for _, point in self.queue.points() for task in point]
-        for task in pending:
-            self.queue.remove(task.id)
-            self._states[task.id] = TaskState.DROPPED
-            dropped.append(TaskStatus(task.id, TaskState.DROPPED, task.due, task.name,
-                                      task.period, task.runs))  # fmt: skip
-            if log is not None:
-                log.shutdown(now, task.id, "dropped", task.due, task.label,
-                             self.queue.head_size(), len(self.queue), None)  # fmt: skip
-        for task in list(self._running.values()):
-            if task.period is not None and not task.stop_requested:
-                task.stop_requested = True
-                self._states[task.id] = TaskState.DROPPED
-                dropped.append(TaskStatus(task.id, TaskState.DROPPED, None, task.name,
-                                          task.period, task.runs))  # fmt: skip
-                if log is not None:
-                    log.shutdown(
-                        now,
-                        task.id,
-                        "dropped",
-                        task.due,
-                        task.label,
-                        self.queue.head_size(),
-                        len(self.queue),
-                        "periodic task in flight: its run finishes, none follows",
-                    )
-        return dropped
-
-    def _join(self, deadline: float | None, *, lock_held: bool = False) -> None:
-        """Wait for the worker, the owned pool and every run in flight (up to ``deadline``)."""
-
-        def remaining() -> float | None:
-            return None if deadline is None else max(0.0, deadline - _monotonic())
-
-        if lock_held:
-            self._cond.wait_for(lambda: not self._running and not self._threads, remaining())
-            return
-        worker = self._worker
-        if worker is not None and worker is not threading.current_thread():
-            worker.join(remaining())
-        if self._owns_executor and self._executor is not None:
-            self._executor.shutdown(wait=deadline is None)
-        with self._cond:
-            self._cond.wait_for(lambda: not self._running and not self._threads, remaining())
-
     def __enter__(self) -> Scheduler:
         return self
 
@@ -928,21 +551,6 @@ class Scheduler:
             f"{len(self._running)} running, queue={self.queue.design}, "
             f"executor={self._executor_kind}, clock={type(self.clock).__name__}>"
         )
-
-
-def _round_up(due: float, resolution: float) -> float:
-    k = math.ceil(due / resolution)
-    result = k * resolution
-    while result < due:
-        k += 1
-        result = k * resolution
-    return result
-
-
-def _monotonic() -> float:
-    import time
-
-    return time.monotonic()
 
 
 def _creation_site() -> tuple[str, int]:
