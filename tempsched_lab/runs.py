@@ -195,25 +195,29 @@ class RunsMixin:
         assert period is not None
         fixed_delay, policy = self._options.get(task.id, (False, self.misfire))
         if fixed_delay:
-            due = now + period
-            task.anchor = due
+            task.base, task.slot_index = now + period, 0
+            due = task.base
         else:
-            due = task.anchor + period
+            # Slot k is due at base + k * period, computed by one multiplication: adding the
+            # period run after run would accumulate rounding (on an epoch-sized clock each
+            # 1 ms step rounds by up to 0.1 us: a 1 kHz grid ran 72 ppm fast that way).
+            base, k = task.base, task.slot_index + 1
+            due = base + k * period
             if due < now:
-                late = max(1, math.ceil((now - task.anchor) / period) - 1)
-                while task.anchor + (late + 1) * period < now:  # float safety
-                    late += 1
+                first_future = max(k + 1, math.ceil((now - base) / period))
+                while base + first_future * period < now:  # float safety
+                    first_future += 1
+                late = first_future - k  # slots k .. first_future - 1 are already past
                 missed = 0
                 if policy == "skip":
-                    missed = late
-                    due = task.anchor + (late + 1) * period
+                    missed, k = late, first_future
                 elif policy == "run_once":
-                    missed = late - 1
-                    due = task.anchor + late * period
+                    missed, k = late - 1, first_future - 1
                 if missed and self._log is not None:
-                    self._log.missed(now, task.id, task.anchor + period, task.label, period,
-                                     missed, policy)  # fmt: skip
-            task.anchor = due
+                    self._log.missed(now, task.id, due, task.label, period, missed,
+                                     policy)  # fmt: skip
+                due = base + k * period
+            task.slot_index = k
         if self.resolution is not None:
             due = round_up(due, self.resolution)
         head_before = self.queue.head_time()

@@ -500,7 +500,7 @@ class Scheduler(RunsMixin, LifecycleMixin):
                 nxt = None
                 if task.period is not None and not task.stop_requested:
                     fixed_delay = self._options.get(task_id, (False, ""))[0]
-                    nxt = None if fixed_delay else task.anchor + task.period
+                    nxt = None if fixed_delay else task.slot_due(task.slot_index + 1)
                 return TaskStatus(task_id, TaskState.RUNNING, nxt, task.name, task.period,
                                   task.runs, task.last_due)  # fmt: skip
             if 0 <= task_id < len(self._states):

@@ -93,16 +93,17 @@ def label_of(action: Any) -> str:
 class Task:
     """The scheduler's record of one accepted request (internal, mutable).
 
-    ``due`` is when the next run is due on the scheduler's clock; ``anchor`` is
-    the fixed-rate grid a periodic task keeps to, so lateness never accumulates
-    into drift. ``slot`` is free for the queue design that holds the task (heap
+    ``due`` is when the next run is due on the scheduler's clock. A periodic
+    task keeps to a fixed-rate grid: slot ``k`` is due at ``base + k * period``
+    (``slot_index`` is the current slot), so neither lateness nor float
+    rounding accumulates into drift. ``slot`` is free for the queue design that holds the task (heap
     index, wheel round...).
     """
 
     __slots__ = (
         "action",
-        "anchor",
         "args",
+        "base",
         "due",
         "id",
         "kwargs",
@@ -111,6 +112,7 @@ class Task:
         "period",
         "runs",
         "slot",
+        "slot_index",
         "stop_requested",
     )
 
@@ -126,7 +128,8 @@ class Task:
     ) -> None:
         self.id = task_id
         self.due = due
-        self.anchor = due
+        self.base = due
+        self.slot_index = 0
         self.action = action
         self.args = args
         self.kwargs = kwargs
@@ -136,6 +139,10 @@ class Task:
         self.runs = 0
         self.slot: Any = None
         self.stop_requested = False
+
+    def slot_due(self, k: int) -> float:
+        """Due time of slot ``k`` of a periodic task's grid."""
+        return self.base + k * (self.period or 0.0)
 
     @property
     def name(self) -> str:

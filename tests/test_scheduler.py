@@ -573,3 +573,15 @@ def test_status_of_a_periodic_run_in_flight_and_a_second_cancel():
     assert seen["first"] is CancelResult.RUNNING
     assert seen["second"] is CancelResult.ALREADY_DONE  # already stopped
     assert s.status(tid).state is TaskState.CANCELLED
+
+
+def test_fixed_rate_grid_does_not_accumulate_float_rounding_on_an_epoch_clock():
+    start = 1_800_000_000.0  # an epoch-sized clock: each + 0.001 would round by ~0.07 us
+    clock = VirtualClock(start=start)
+    s = Scheduler(clock, log=False)
+    dues = []
+    s.schedule(lambda: dues.append(clock.now()), at=start + 0.001, period=0.001)
+    clock.run_until(start + 2.0)
+    assert len(dues) == 2000
+    assert dues[-1] == start + 2000 * 0.001  # slot k is base + k * period, not a running sum
+    assert abs(dues[-1] - (start + 2.0)) < 1e-6
