@@ -10,7 +10,7 @@ state looks (:meth:`TimerQueue.snapshot`).
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,9 @@ __all__ = [
     "QueueState",
     "TimePoint",
     "TimerQueue",
+    "as_point",
+    "point_add",
+    "point_discard",
 ]
 
 # A time point with more tasks than this gets a hash index for duplicate look-ups.
@@ -114,6 +117,44 @@ class TimePoint(list):  # type: ignore[type-arg]
             ):
                 return task
         return None
+
+
+# -- time points stored compactly ----------------------------------------------------------
+# Every design keeps a mapping of due time -> tasks. Most time points hold a single task, and a
+# list per task would cost ~100 bytes, so a lone task is stored bare and becomes a TimePoint only
+# when a second task joins (and goes back to bare when one is left).
+
+Points = MutableMapping[float, "Task | TimePoint"]
+
+
+def point_add(points: Points, due: float, task: Task) -> None:
+    """Add ``task`` to the time point at ``due`` (O(1) plus the mapping's insert)."""
+    point = points.get(due)
+    if point is None:
+        points[due] = task
+    elif type(point) is TimePoint:
+        point.add(task)
+    else:
+        points[due] = TimePoint((point, task))
+
+
+def point_discard(points: Points, due: float, task: Task) -> bool:
+    """Remove ``task`` from the time point at ``due``; True when the time point is gone."""
+    point = points[due]
+    if type(point) is not TimePoint:
+        del points[due]
+        return True
+    point.discard(task)
+    if len(point) == 1:
+        points[due] = point[0]
+    return False
+
+
+def as_point(value: Task | TimePoint | None) -> TimePoint | None:
+    """A stored time point as a :class:`TimePoint` (a bare task is wrapped)."""
+    if value is None or type(value) is TimePoint:
+        return value  # type: ignore[return-value]
+    return TimePoint((value,))
 
 
 @dataclass(frozen=True, slots=True)

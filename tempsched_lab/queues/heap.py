@@ -42,7 +42,15 @@ from operator import itemgetter
 from typing import Any
 
 from ..task import Task
-from .base import DueGroup, InvariantError, TimePoint, TimerQueue
+from .base import (
+    DueGroup,
+    InvariantError,
+    TimePoint,
+    TimerQueue,
+    as_point,
+    point_add,
+    point_discard,
+)
 
 __all__ = ["HeapQueue"]
 
@@ -136,15 +144,7 @@ class HeapQueue(TimerQueue):
         heap = self._heap
         heap.append(task)
         self._sift_up(len(heap) - 1)
-        due = task.due
-        points = self._points
-        point = points.get(due)
-        if point is None:
-            points[due] = task  # a lone task is stored bare: a list per task costs memory
-        elif type(point) is TimePoint:
-            point.add(task)
-        else:
-            points[due] = TimePoint((point, task))
+        point_add(self._points, task.due, task)
 
     def _discard(self, task: Task) -> None:
         pos = task.slot
@@ -152,20 +152,10 @@ class HeapQueue(TimerQueue):
         if not isinstance(pos, int) or not 0 <= pos < len(heap) or heap[pos] is not task:
             raise InvariantError(f"task {task.id} has no valid heap position ({pos!r})")
         self._remove_at(pos)
-        due = task.due
-        point = self._points[due]
-        if type(point) is TimePoint:
-            point.discard(task)
-            if len(point) == 1:
-                self._points[due] = point[0]
-        else:
-            del self._points[due]
+        point_discard(self._points, task.due, task)
 
     def tasks_at(self, due: float) -> TimePoint | None:
-        point = self._points.get(due)
-        if point is None or type(point) is TimePoint:
-            return point
-        return TimePoint((point,))
+        return as_point(self._points.get(due))
 
     def head_time(self) -> float | None:
         heap = self._heap
@@ -203,7 +193,7 @@ class HeapQueue(TimerQueue):
 
     def points(self) -> Iterator[tuple[float, TimePoint]]:
         for due, point in sorted(self._points.items(), key=_first):
-            yield due, (point if type(point) is TimePoint else TimePoint((point,)))
+            yield due, as_point(point)  # type: ignore[misc]
 
     def picture(self) -> dict[str, Any]:
         """The heap in array order with parent links, for drawing it as a tree.

@@ -22,7 +22,15 @@ from typing import Any
 from sortedcontainers import SortedDict
 
 from ..task import Task
-from .base import DueGroup, InvariantError, TimePoint, TimerQueue
+from .base import (
+    DueGroup,
+    InvariantError,
+    TimePoint,
+    TimerQueue,
+    as_point,
+    point_add,
+    point_discard,
+)
 
 __all__ = ["SortedDictQueue"]
 
@@ -58,14 +66,7 @@ class SortedDictQueue(TimerQueue):
         elif due == head:
             self._head.add(task)
         else:
-            later = self._later
-            point = later.get(due)
-            if point is None:
-                later[due] = task  # a lone task is stored bare: a list per task costs memory
-            elif type(point) is Task:
-                later[due] = TimePoint((point, task))
-            else:
-                point.add(task)
+            point_add(self._later, due, task)
 
     def _discard(self, task: Task) -> None:
         due = task.due
@@ -74,26 +75,19 @@ class SortedDictQueue(TimerQueue):
             if not self._head:
                 self._promote()
             return
-        point = self._later[due]
-        if type(point) is Task:
-            del self._later[due]
-            return
-        point.discard(task)
-        if len(point) == 1:
-            self._later[due] = point[0]
+        point_discard(self._later, due, task)
 
     def _promote(self) -> None:
         if self._later:
             self._head_time, point = self._later.popitem(0)
-            self._head = TimePoint((point,)) if type(point) is Task else point
+            self._head = as_point(point)  # type: ignore[assignment]
         else:
             self._head_time, self._head = None, TimePoint()
 
     def tasks_at(self, due: float) -> TimePoint | None:
         if due == self._head_time:
             return self._head
-        point = self._later.get(due)
-        return TimePoint((point,)) if type(point) is Task else point
+        return as_point(self._later.get(due))
 
     def head_time(self) -> float | None:
         return self._head_time
@@ -115,7 +109,7 @@ class SortedDictQueue(TimerQueue):
         if self._head_time is not None:
             yield self._head_time, self._head
         for t, point in self._later.items():
-            yield t, (TimePoint((point,)) if type(point) is Task else point)
+            yield t, as_point(point)  # type: ignore[misc]
 
     def picture(self) -> dict[str, Any]:
         return {

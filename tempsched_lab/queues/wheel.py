@@ -67,7 +67,15 @@ from operator import itemgetter
 from typing import Any
 
 from ..task import Task
-from .base import DueGroup, InvariantError, TimePoint, TimerQueue
+from .base import (
+    DueGroup,
+    InvariantError,
+    TimePoint,
+    TimerQueue,
+    as_point,
+    point_add,
+    point_discard,
+)
 
 __all__ = ["TimingWheelQueue"]
 
@@ -216,14 +224,7 @@ class TimingWheelQueue(TimerQueue):
         else:
             task.slot = jobs.slot
             bucket[rnd] = {jobs.id: jobs, task.id: task}
-        points = self._points
-        point = points.get(due)
-        if point is None:
-            points[due] = task  # a lone task is stored bare: a list per task costs memory
-        elif type(point) is TimePoint:
-            point.add(task)
-        else:
-            points[due] = TimePoint((point, task))
+        point_add(self._points, due, task)
         if self._head_valid and (self._head is None or due < self._head):
             self._head = due
 
@@ -244,24 +245,15 @@ class TimingWheelQueue(TimerQueue):
             raise InvariantError(f"task {task.id} not found at tick {idx}")
         task.slot = None
         due = task.due
-        points = self._points
-        point = points[due]
-        if type(point) is TimePoint:
-            point.discard(task)
-            if len(point) == 1:
-                points[due] = point[0]
+        if not point_discard(self._points, due, task):
             return
-        del points[due]
-        if not points:
+        if not self._points:
             self._head, self._head_valid = None, True
         elif due == self._head:
             self._head_valid = False
 
     def tasks_at(self, due: float) -> TimePoint | None:
-        point = self._points.get(due)
-        if point is None or type(point) is TimePoint:
-            return point
-        return TimePoint((point,))
+        return as_point(self._points.get(due))
 
     def head_time(self) -> float | None:
         if not self._head_valid:
@@ -334,7 +326,7 @@ class TimingWheelQueue(TimerQueue):
 
     def points(self) -> Iterator[tuple[float, TimePoint]]:
         for due, point in sorted(self._points.items(), key=_first):
-            yield due, (point if type(point) is TimePoint else TimePoint((point,)))
+            yield due, as_point(point)  # type: ignore[misc]
 
     def picture(self) -> dict[str, Any]:
         """The wheel: ``buckets[b]`` lists ``(task_id, round)`` by round, then insertion order."""
