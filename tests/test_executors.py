@@ -51,3 +51,33 @@ def test_threads_start_lazily_up_to_the_bound():
 def test_max_workers_is_checked(bad):
     with pytest.raises(ValueError, match="max_workers"):
         BatchThreadPool(max_workers=bad)
+
+
+def test_a_burst_of_short_runs_stays_on_one_thread_but_blocking_runs_spill_over():
+    pool = BatchThreadPool(max_workers=4, spill=0.001)
+    done = threading.Event()
+    count = []
+    pool.submit_batch(count.append, [(i,) for i in range(2000)])
+    pool.submit(lambda: done.set())
+    assert done.wait(10)
+    assert len(count) == 2000
+    short_threads = pool.threads  # usually 1: the queue kept draining
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def block(_):
+        started.release()
+        release.wait(5)
+
+    pool.submit_batch(block, [(i,) for i in range(4)])
+    for _ in range(4):  # all four start although one thread was awake: the pool spilled over
+        assert started.acquire(timeout=5)
+    assert pool.threads == 4 >= short_threads
+    release.set()
+    pool.shutdown(wait=True, timeout=5)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, True, "x"])
+def test_spill_is_checked(bad):
+    with pytest.raises(ValueError, match="spill"):
+        BatchThreadPool(spill=bad)
