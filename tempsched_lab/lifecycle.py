@@ -30,8 +30,8 @@ class LifecycleMixin:
         """
         if self.clock.virtual:
             raise RuntimeError("wait_idle() needs a real clock; use clock.run_until_idle()")
-        with self._cond:
-            return self._cond.wait_for(
+        with self._lock:
+            return self._settled.wait_for(
                 lambda: not len(self.queue) and not self._running and not self._threads, timeout
             )
 
@@ -58,7 +58,7 @@ class LifecycleMixin:
         if wait and self._worker is threading.current_thread():  # pragma: no cover
             raise RuntimeError("shutdown(wait=True) from the scheduler's worker would deadlock")
         deadline = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
+        with self._lock:
             if self._closed:  # already stopped: nothing to drop, but still honour wait
                 if wait:
                     self._join(deadline, lock_held=True)
@@ -79,13 +79,14 @@ class LifecycleMixin:
 
     def _close(self) -> list[TaskStatus]:
         """Drop what is pending, mark closed and log it (once)."""
-        with self._cond:
+        with self._lock:
             if self._closed:
                 return []
             dropped = self._drop_all()
             self._closed = True
             self._draining = False
-            self._cond.notify_all()
+            self._cond.notify_all()  # the worker exits
+            self._settled.notify_all()
             if self._log is not None:
                 self._log.shutdown(self.clock.now(), -1, "stopped", math.nan, None,
                                    self.queue.head_size(), len(self.queue),
@@ -97,12 +98,12 @@ class LifecycleMixin:
     def _wait_drained(self, deadline: float | None) -> None:
         if self.clock.virtual:
             return  # a virtual clock drains only when stepped; what is left is dropped
-        with self._cond:
+        with self._lock:
             while len(self.queue) or self._running:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return
-                self._cond.wait(remaining if remaining is not None else 1.0)
+                self._settled.wait(remaining if remaining is not None else 1.0)
 
     def _drop_all(self) -> list[TaskStatus]:
         """Drop every pending task and stop periodic tasks in flight; the lock is held."""
@@ -144,12 +145,12 @@ class LifecycleMixin:
             return None if deadline is None else max(0.0, deadline - time.monotonic())
 
         if lock_held:
-            self._cond.wait_for(lambda: not self._running and not self._threads, remaining())
+            self._settled.wait_for(lambda: not self._running and not self._threads, remaining())
             return
         worker = self._worker
         if worker is not None and worker is not threading.current_thread():
             worker.join(remaining())
         if self._owns_executor and self._executor is not None:
             self._executor.shutdown(wait=deadline is None)
-        with self._cond:
-            self._cond.wait_for(lambda: not self._running and not self._threads, remaining())
+        with self._lock:
+            self._settled.wait_for(lambda: not self._running and not self._threads, remaining())

@@ -34,7 +34,7 @@ class RunsMixin:
 
     # -- dispatching ----------------------------------------------------------------
     def _next_fire_time(self) -> float | None:
-        with self._cond:
+        with self._lock:
             return self.queue.next_time()
 
     def _take_due(self, now: float) -> list[tuple[Task, float, float]]:
@@ -89,12 +89,12 @@ class RunsMixin:
                 elif kind == "thread":
                     th = threading.Thread(target=self._run_in_thread, args=(task, due, dispatched),
                                           name=f"tempsched-run-{task.id}", daemon=True)  # fmt: skip
-                    with self._cond:
+                    with self._lock:
                         self._threads.add(th)
                     try:
                         th.start()
                     except BaseException:
-                        with self._cond:
+                        with self._lock:
                             self._threads.discard(th)
                         raise
                 else:
@@ -106,14 +106,15 @@ class RunsMixin:
         try:
             self._run(task, due, dispatched)
         finally:
-            with self._cond:
+            with self._lock:
                 self._threads.discard(threading.current_thread())
-                self._cond.notify_all()
+                if not self._threads:
+                    self._settled.notify_all()
 
     def _run(self, task: Task, due: float, dispatched: float) -> None:
         """Run one task in the current thread and record its start and its end."""
         clock = self.clock
-        with self._cond:
+        with self._lock:
             started = clock.now()
             task.runs += 1
             if self._log is not None:
@@ -126,7 +127,7 @@ class RunsMixin:
         except BaseException as exc:
             self._run_failed(task, due, exc, started)
         else:
-            with self._cond:
+            with self._lock:
                 now = clock.now()
                 if self._log is not None:
                     self._log.finish(now, task.id, due, task.label, now - started,
@@ -137,7 +138,7 @@ class RunsMixin:
 
     def _run_failed(self, task: Task, due: float, exc: BaseException,
                     started: float | None = None) -> None:  # fmt: skip
-        with self._cond:
+        with self._lock:
             now = self.clock.now()
             if self._log is not None:
                 tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -149,7 +150,7 @@ class RunsMixin:
 
     def _submit_remote(self, task: Task, due: float, dispatched: float) -> None:
         """Run on an external executor (process pool...): start = handed over."""
-        with self._cond:
+        with self._lock:
             started = self.clock.now()
             task.runs += 1
             if self._log is not None:
@@ -162,7 +163,7 @@ class RunsMixin:
             if exc is not None:
                 self._run_failed(task, due, exc, started)
                 return
-            with self._cond:
+            with self._lock:
                 now = self.clock.now()
                 if self._log is not None:
                     self._log.finish(now, task.id, due, task.label, now - started,
@@ -176,8 +177,7 @@ class RunsMixin:
         self._running.pop(task.id, None)
         periodic = task.period is not None
         if periodic and not (task.stop_requested or self._closed or self._draining):
-            self._rearm(task, now)
-            self._cond.notify_all()
+            self._rearm(task, now)  # wakes the worker itself if the head moved earlier
             return
         if task.stop_requested and task.period is not None:
             state = TaskState.CANCELLED
@@ -187,7 +187,10 @@ class RunsMixin:
             state = TaskState.FAILED if exc is not None else TaskState.DONE
         if self._states[task.id] != TaskState.DROPPED:
             self._states[task.id] = state
-        self._cond.notify_all()
+        if not self._running:  # only idle/drain waiters care, and only about "none running"
+            self._settled.notify_all()
+            if self._draining:
+                self._cond.notify_all()  # a draining worker closes the scheduler when done
 
     def _rearm(self, task: Task, now: float) -> None:
         """Schedule a periodic task's next run (same ID), as a decision of origin ``periodic``."""
@@ -269,10 +272,11 @@ class RunsMixin:
         finally:
             with cond:
                 cond.notify_all()
+                self._settled.notify_all()
 
     def _fire_due(self, now: float) -> None:
         """Called by a virtual clock: dispatch everything due at ``now``."""
-        with self._cond:
+        with self._lock:
             if self._closed:
                 return
             batch = self._take_due(now)

@@ -124,7 +124,11 @@ class Scheduler(RunsMixin, LifecycleMixin):
         # the wheel rounds due times up to its tick; the other designs fire at the due time
         self._fire: Callable[[float], float] | None = getattr(self.queue, "fire_time", None)
         self._lock = threading.Lock()
+        # The worker waits on _cond (woken when the head moves earlier); threads waiting for
+        # runs to settle (wait_idle, shutdown) wait on _settled. Two conditions on one lock:
+        # a notify meant for the worker can never be swallowed by another waiter.
         self._cond = threading.Condition(self._lock)
+        self._settled = threading.Condition(self._lock)
         self.log = EventLog(max_log_rows, enabled=bool(log), lock=self._lock)
         self._log: EventLog | None = self.log if log else None
         self.resolution = None if resolution is None else check.check_period(resolution)
@@ -463,6 +467,8 @@ class Scheduler(RunsMixin, LifecycleMixin):
             if task is not None:
                 self._states[task_id] = _CANCELLED
                 result = _R_CANCELLED
+                if not len(queue) and not self._running:
+                    self._settled.notify_all()  # a wait_idle() in another thread may return
                 if log is not None:
                     where = "head" if task.due == head_before else "queue"
             else:
@@ -490,7 +496,7 @@ class Scheduler(RunsMixin, LifecycleMixin):
         """
         if isinstance(task_id, bool) or not isinstance(task_id, int):
             raise TypeError(f"task_id={task_id!r}: expected an int task ID")
-        with self._cond:
+        with self._lock:
             task = self.queue.get(task_id)
             if task is not None:
                 return TaskStatus(task_id, TaskState.PENDING, task.due, task.name, task.period,
@@ -535,7 +541,7 @@ class Scheduler(RunsMixin, LifecycleMixin):
 
     def snapshot(self) -> Any:
         """A consistent :class:`~tempsched_lab.queues.QueueSnapshot` of the queue."""
-        with self._cond:
+        with self._lock:
             return self.queue.snapshot()
 
     def __enter__(self) -> Scheduler:

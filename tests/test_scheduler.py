@@ -585,3 +585,31 @@ def test_fixed_rate_grid_does_not_accumulate_float_rounding_on_an_epoch_clock():
     assert len(dues) == 2000
     assert dues[-1] == start + 2000 * 0.001  # slot k is base + k * period, not a running sum
     assert abs(dues[-1] - (start + 2.0)) < 1e-6
+
+
+def test_wait_idle_returns_when_the_last_pending_task_is_cancelled():
+    with Scheduler() as s:
+        tid = s.schedule(noop, delay=60)
+        result = []
+        waiter = threading.Thread(target=lambda: result.append(s.wait_idle(timeout=30)))
+        waiter.start()
+        time.sleep(0.05)
+        s.cancel(tid)
+        waiter.join(10)
+        assert result == [True]
+
+
+def test_a_waiting_thread_never_swallows_the_workers_wake_up():
+    # wait_idle() waits on the scheduler's lock too; an earlier task scheduled meanwhile
+    # must still wake the worker (two conditions on one lock, see Scheduler.__init__)
+    with Scheduler() as s:
+        s.schedule(noop, delay=30)
+        waiters = [threading.Thread(target=s.wait_idle, args=(2,)) for _ in range(3)]
+        for w in waiters:
+            w.start()
+        time.sleep(0.05)
+        ran = threading.Event()
+        s.schedule(ran, delay=0.01)  # case 3: earlier than the head
+        assert ran.wait(5)
+        for w in waiters:
+            w.join(10)
