@@ -387,7 +387,8 @@ class Scheduler(RunsMixin, LifecycleMixin):
         if period is not None and (fixed_delay or (misfire and misfire != self.misfire)):
             self._options[task_id] = (fixed_delay, misfire or self.misfire)
         woke = self._store(task, case, now, head_before, origin)
-        return case, task_id, None, due, head_before, queue.head_time(), woke
+        # the tree says where the head is now: only cases 2 and 3 move it (to this task)
+        return case, task_id, None, due, head_before, due if case in _WAKES else head_before, woke
 
     def _store(
         self, task: Task, case: Case, now: float, head_before: float | None, origin: int
@@ -410,8 +411,8 @@ class Scheduler(RunsMixin, LifecycleMixin):
             fire_at = due if self._fire is None else self._fire(due)
             log.schedule(now, task.id, case, -1, due, fire_at, task.label,
                          "()" if args == () else short_repr(args), task.period, origin,
-                         head_before, queue.head_time(), queue.head_size(), len(queue),
-                         woke)  # fmt: skip
+                         head_before, due if case in _WAKES else head_before,
+                         queue.head_size(), len(queue), woke)  # fmt: skip
         return woke
 
     def _fire_at(self, due: float) -> float:
