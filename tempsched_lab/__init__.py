@@ -22,10 +22,12 @@ from .audit import AuditReport, audit
 from .clock import Clock, LoopError, RealClock, VirtualClock
 from .decision import TREE, Case, Decision
 from .log import EventLog, Subscription, read_log
+from .moment import Moment
 from .queues import QueueSnapshot, QueueState, TimerQueue, make_queue
 from .replay import Replayer, replay, replay_snapshot
 from .scheduler import PastTimeError, Scheduler, SchedulerClosedError, live_schedulers
 from .task import CancelResult, Origin, TaskState, TaskStatus, TaskView
+from .timescale import TimeScale, fmt_duration, get_time_style, set_time_style, time_style
 
 __version__ = "0.1.0"
 
@@ -38,6 +40,7 @@ __all__ = [
     "Decision",
     "EventLog",
     "LoopError",
+    "Moment",
     "Origin",
     "PastTimeError",
     "QueueSnapshot",
@@ -50,11 +53,14 @@ __all__ = [
     "TaskState",
     "TaskStatus",
     "TaskView",
+    "TimeScale",
     "TimerQueue",
     "VirtualClock",
     "__version__",
     "audit",
     "case_counts",
+    "fmt_duration",
+    "get_time_style",
     "lateness_summary",
     "live_schedulers",
     "make_queue",
@@ -62,5 +68,7 @@ __all__ = [
     "read_log",
     "replay",
     "replay_snapshot",
+    "set_time_style",
     "task_history",
+    "time_style",
 ]

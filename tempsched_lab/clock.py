@@ -34,6 +34,9 @@ class Clock(Protocol):
     #: True for clocks that move only when driven (no worker thread is started).
     virtual: bool
 
+    #: The clock value users see as ``0.000 s`` (see :mod:`tempsched_lab.timescale`).
+    origin: float
+
     def now(self) -> float:
         """The current time in seconds on this clock's scale."""
         ...
@@ -60,6 +63,8 @@ class RealClock:
     def __init__(self) -> None:
         self._epoch = time.time()
         self._mono = time.monotonic()
+        #: ``now()`` when the clock was created: shown to users as ``0.000 s``.
+        self.origin = self._epoch
 
     def now(self) -> float:
         """Seconds on the epoch-like scale."""
@@ -107,6 +112,8 @@ class VirtualClock:
         self, start: float = 0.0, *, rate: float = 0.0, max_steps_at_same_time: int = 10_000
     ) -> None:
         self._now = _finite("start", start)
+        #: ``start``: shown to users as ``0.000 s`` (so ``at=2.0`` reads ``2.000 s``).
+        self.origin = self._now
         self._schedulers: list[Scheduler] = []
         self._lock = threading.RLock()
         self._max_same = _positive_int("max_steps_at_same_time", max_steps_at_same_time)

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .schema import COLUMNS, KIND_CODE, KINDS, LAYOUTS, ORIGIN_CODE, ORIGINS
+from .timescale import ORIGIN_ATTR
 
 __all__ = ["EventLog", "Subscription", "read_log"]
 
@@ -136,6 +137,8 @@ class EventLog:
         enabled: record nothing when False (``Scheduler(log=False)``).
         lock: the lock the recorder holds while appending (the scheduler's);
             readers of a bounded log copy it under this lock.
+        time_origin: the clock value users see as ``0.000 s`` (the clock's
+            origin); frames carry it in ``frame.attrs["time_origin"]``.
     """
 
     def __init__(
@@ -144,6 +147,7 @@ class EventLog:
         *,
         enabled: bool = True,
         lock: threading.Lock | None = None,
+        time_origin: float = 0.0,
     ) -> None:
         if max_rows is not None and (
             isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
@@ -151,6 +155,8 @@ class EventLog:
             raise ValueError(f"max_rows={max_rows!r}: expected a positive integer or None")
         self.enabled = enabled
         self.max_rows = max_rows
+        #: The clock value shown as ``0.000 s`` (see :mod:`tempsched_lab.timescale`).
+        self.time_origin = float(time_origin)
         self._rows: list[Row] | collections.deque[Row] = (
             [] if max_rows is None else collections.deque(maxlen=max_rows)
         )
@@ -194,7 +200,11 @@ class EventLog:
         """The last ``n`` rows as a DataFrame."""
         kept, first = self._copy()
         part = kept[-n:] if n > 0 else []
-        return _frame([_columns(part, first + len(kept) - len(part))])
+        return self._stamped(_frame([_columns(part, first + len(kept) - len(part))]))
+
+    def _stamped(self, frame: pd.DataFrame) -> pd.DataFrame:
+        frame.attrs[ORIGIN_ATTR] = self.time_origin
+        return frame
 
     def to_frame(self) -> pd.DataFrame:
         """All stored rows as a typed DataFrame (built now, from the stored tuples).
@@ -209,9 +219,9 @@ class EventLog:
                 k = len(self._chunks)
                 self._chunks.append(_columns(rows[k * _CHUNK : (k + 1) * _CHUNK], k * _CHUNK))
             done = len(self._chunks) * _CHUNK
-            return _frame([*self._chunks, _columns(rows[done:n], done)])
+            return self._stamped(_frame([*self._chunks, _columns(rows[done:n], done)]))
         kept, first = self._copy()
-        return _frame([_columns(kept, first)])
+        return self._stamped(_frame([_columns(kept, first)]))
 
     # -- subscribing ------------------------------------------------------------------
     def subscribe(

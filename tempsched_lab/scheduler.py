@@ -36,10 +36,12 @@ from .decision import Case, Decision
 from .executors import BatchThreadPool
 from .lifecycle import LifecycleMixin
 from .log import EventLog
+from .moment import Moment
 from .queues import TimerQueue, make_queue
 from .runs import RunsMixin, round_up
 from .schema import ORIGIN_CODE, ORIGINS
 from .task import CancelResult, Origin, Task, TaskState, TaskStatus, label_of, short_repr
+from .timescale import TimeScale
 
 __all__ = ["PastTimeError", "Scheduler", "SchedulerClosedError", "live_schedulers"]
 
@@ -120,6 +122,9 @@ class Scheduler(RunsMixin, LifecycleMixin):
         self.clock: Clock = RealClock() if clock is None else clock
         if not hasattr(self.clock, "now") or not hasattr(self.clock, "virtual"):
             raise TypeError(f"clock={clock!r}: expected a RealClock or a VirtualClock")
+        origin = getattr(self.clock, "origin", 0.0)
+        #: The clock value users see as ``0.000 s``: the clock's origin (see :attr:`time_scale`).
+        self.time_origin: float = float(origin) if isinstance(origin, (int, float)) else 0.0
         self.queue: TimerQueue = make_queue(queue, **dict(queue_options or {}))
         # the wheel rounds due times up to its tick; the other designs fire at the due time
         self._fire: Callable[[float], float] | None = getattr(self.queue, "fire_time", None)
@@ -129,7 +134,9 @@ class Scheduler(RunsMixin, LifecycleMixin):
         # a notify meant for the worker can never be swallowed by another waiter.
         self._cond = threading.Condition(self._lock)
         self._settled = threading.Condition(self._lock)
-        self.log = EventLog(max_log_rows, enabled=bool(log), lock=self._lock)
+        self.log = EventLog(
+            max_log_rows, enabled=bool(log), lock=self._lock, time_origin=self.time_origin
+        )
         self._log: EventLog | None = self.log if log else None
         self.resolution = None if resolution is None else check.check_period(resolution)
         if resolution is not None and self.resolution is None:  # pragma: no cover
@@ -141,6 +148,7 @@ class Scheduler(RunsMixin, LifecycleMixin):
         self._options: dict[int, tuple[bool, str]] = {}  # periodic: (fixed_delay, misfire)
         self._exceptions: dict[int, BaseException] = {}
         self._closed = False
+        self._moments = 0
         self._draining = False
         self._waiting = False
         self._worker_error: BaseException | None = None
@@ -544,6 +552,42 @@ class Scheduler(RunsMixin, LifecycleMixin):
         """A consistent :class:`~tempsched_lab.queues.QueueSnapshot` of the queue."""
         with self._lock:
             return self.queue.snapshot()
+
+    @property
+    def time_scale(self) -> TimeScale:
+        """How this scheduler's times are shown to users (seconds since the clock's origin).
+
+        >>> from tempsched_lab import VirtualClock
+        >>> s = Scheduler(VirtualClock(start=10.0))
+        >>> s.time_scale.text(12.5)
+        '2.500 s'
+        """
+        return TimeScale(self.time_origin)
+
+    def moment(self) -> Moment:
+        """One consistent picture (log position, queue, runs in flight, clock) taken under the lock.
+
+        Every panel of a dashboard frame draws the same moment, so a screen never
+        mixes two instants: rows with ``seq < moment.seq`` are the ones it shows.
+
+        >>> from tempsched_lab import VirtualClock
+        >>> s = Scheduler(VirtualClock())
+        >>> _ = s.schedule(print, at=1.0)
+        >>> m = s.moment()
+        >>> m.seq, m.now, m.queue.head_time, m.pending
+        (1, 0.0, 1.0, 1)
+        """
+        with self._lock:
+            self._moments += 1
+            return Moment(
+                serial=self._moments,
+                seq=self.log.next_seq,
+                now=self.clock.now(),
+                queue=self.queue.snapshot(),
+                running=tuple(task.view() for task in self._running.values()),
+                closed=self.closed,
+                time_scale=TimeScale(self.time_origin),
+            )
 
     def __enter__(self) -> Scheduler:
         return self
