@@ -37,7 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tempsched_lab.queues import TimerQueue, TimingWheelQueue, make_queue
-from tempsched_lab.task import Task
+from tempsched_lab.task import Task, make_task
 
 DESIGNS = ("sorteddict", "heap", "wheel")
 OPS = ("insert", "remove", "drain")
@@ -57,7 +57,7 @@ def make_tasks(n: int, horizon: float, rng: random.Random) -> list[Task]:
         dues.add(rng.random() * horizon)
     ordered = list(dues)
     rng.shuffle(ordered)
-    return [Task(i, due, _action, (), None, None, None) for i, due in enumerate(ordered)]
+    return [make_task(i, due, _action, (), None, None, None) for i, due in enumerate(ordered)]
 
 
 def _fill(queue: TimerQueue, tasks: list[Task]) -> None:

@@ -1,11 +1,18 @@
-"""Clocks: where *now* comes from and how the scheduler waits for the future.
+"""Clocks: where *now* comes from, and what drives a scheduler when work falls due.
 
-The scheduler never calls ``time.*`` itself. A :class:`RealClock` reads
-``time.monotonic()`` (so wall-clock jumps never move a deadline) and reports it
-on an epoch-like scale; a :class:`VirtualClock` moves only when asked
-(:meth:`~VirtualClock.step`, :meth:`~VirtualClock.advance`,
-:meth:`~VirtualClock.run_until`) or plays at a chosen ``rate``, which makes
-every scenario deterministic and instant.
+The scheduler never calls ``time.*`` itself. A clock gives it *now* and, when
+the scheduler attaches, a :class:`Driver`: the thing that notices that work is
+due and asks the scheduler to fire it. The scheduler only offers the small
+:class:`Drivable` protocol (when is the next group due, fire what is due now),
+so a new kind of clock needs no change in the scheduler.
+
+* :class:`RealClock` reads ``time.monotonic()`` (wall-clock jumps never move a
+  deadline) on an epoch-like scale; its driver is a daemon worker thread that
+  waits for the next due time and is woken when an earlier one arrives.
+* :class:`VirtualClock` moves only when asked (:meth:`~VirtualClock.step`,
+  :meth:`~VirtualClock.advance`, :meth:`~VirtualClock.run_until`) or plays at
+  a chosen ``rate``; there is no worker thread, which makes every scenario
+  deterministic and instant.
 
 >>> clock = VirtualClock()
 >>> clock.now()
@@ -20,18 +27,68 @@ import math
 import threading
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .scheduler import Scheduler
+__all__ = [
+    "Clock",
+    "Drivable",
+    "Driver",
+    "LoopError",
+    "RealClock",
+    "ThreadDriver",
+    "VirtualClock",
+]
 
-__all__ = ["Clock", "LoopError", "RealClock", "VirtualClock"]
+_WAIT_MAX = min(threading.TIMEOUT_MAX, 3600.0)  # a worker re-checks at least hourly
+
+
+class Drivable(Protocol):
+    """What a clock's driver needs from a scheduler (its side of the clock protocol)."""
+
+    def next_fire_time(self) -> float | None:
+        """When the earliest pending group fires, or ``None`` when nothing is pending."""
+        ...
+
+    def fire_due(self, now: float) -> None:
+        """Dispatch every group due at ``now`` (runs may happen right here, inline)."""
+        ...
+
+    def woke(self, now: float, notified: bool, wait: float | None) -> None:
+        """A driver's wait ended: ``notified`` (an earlier head arrived) or timed out."""
+        ...
+
+    def driver_died(self, error: BaseException) -> None:
+        """The driver failed (a bug): the scheduler must refuse new work, loudly."""
+        ...
+
+
+class Driver(Protocol):
+    """Drives one scheduler for a clock (returned by :meth:`Clock.attach`)."""
+
+    #: True when a thread waits for due times (``wait_idle`` can block for work to finish).
+    blocking: bool
+
+    def wake(self) -> bool:
+        """The head moved earlier: recompute the wait. True if a waiting thread was notified."""
+        ...
+
+    def stop(self) -> None:
+        """Stop driving (idempotent); the scheduler is closing."""
+        ...
+
+    def join(self, timeout: float | None) -> None:
+        """Wait for the driver's thread (if any) to end."""
+        ...
+
+    def owns_current_thread(self) -> bool:
+        """True when called from the driver's own thread."""
+        ...
 
 
 class Clock(Protocol):
     """What the scheduler needs from a clock."""
 
-    #: True for clocks that move only when driven (no worker thread is started).
+    #: True for clocks that move only when driven (runs default to the inline executor).
     virtual: bool
 
     #: The clock value users see as ``0.000 s`` (see :mod:`tempsched_lab.timescale`).
@@ -44,6 +101,85 @@ class Clock(Protocol):
     def from_datetime(self, when: datetime) -> float:
         """Convert a ``datetime`` (aware, or naive = local time) to this clock's scale."""
         ...
+
+    def attach(self, target: Drivable, name: str) -> Driver:
+        """Start driving ``target``; returns the driver the scheduler wakes and stops."""
+        ...
+
+
+class ThreadDriver:
+    """A daemon worker thread that waits for the next due time of one scheduler.
+
+    The no-lost-wake-up rule: the worker clears ``_pending_wake`` *before* it
+    reads the next fire time, and waits only if no :meth:`wake` happened since.
+    A ``wake`` that follows an insert the worker did not see sets the flag, so the
+    worker re-reads instead of sleeping past the new head. The driver's small
+    lock is never held while calling into the scheduler (whose lock is held by
+    callers of :meth:`wake`), so the two locks cannot deadlock.
+    """
+
+    blocking = True
+
+    def __init__(self, clock: RealClock, target: Drivable, name: str) -> None:
+        self._clock = clock
+        self._target = target
+        self._cond = threading.Condition(threading.Lock())
+        self._pending_wake = False
+        self._waiting = False
+        self._stopped = False
+        self.thread = threading.Thread(target=self._work, name=name, daemon=True)
+        self.thread.start()
+
+    def wake(self) -> bool:
+        with self._cond:
+            self._pending_wake = True
+            if self._waiting:
+                self._cond.notify()
+                return True
+            return False
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+    def join(self, timeout: float | None) -> None:
+        if self.thread is not threading.current_thread():
+            self.thread.join(timeout)
+
+    def owns_current_thread(self) -> bool:
+        return self.thread is threading.current_thread()
+
+    def _work(self) -> None:
+        target, cond, clock = self._target, self._cond, self._clock
+        try:
+            while True:
+                with cond:
+                    if self._stopped:
+                        return
+                    self._pending_wake = False
+                now = clock.now()
+                nxt = target.next_fire_time()
+                if nxt is not None and nxt <= now:
+                    target.fire_due(now)
+                    continue
+                wait = None if nxt is None else min(nxt - now, _WAIT_MAX)
+                with cond:
+                    if self._stopped:
+                        return
+                    if self._pending_wake:
+                        continue
+                    self._waiting = True
+                    try:
+                        notified = cond.wait(wait)
+                    finally:
+                        self._waiting = False
+                    if self._stopped:
+                        return
+                target.woke(clock.now(), notified, wait)
+        except BaseException as exc:  # a bug: made loud, never silent
+            target.driver_died(exc)
+            raise
 
 
 class RealClock:
@@ -74,12 +210,46 @@ class RealClock:
         """Wall time ``when`` as a value on this clock, converted once at the call."""
         return self.now() + (when.timestamp() - time.time())
 
+    def from_wall(self, seconds: float) -> float:
+        """A ``time.time()`` value as a value on this clock, using the wall clock read now.
+
+        After a wall-clock step (NTP, resume from suspend) the monotonic scale and the
+        wall clock differ; converting at each call keeps "at 12:00:05" meaning that.
+        """
+        return self.now() + (seconds - time.time())
+
+    def attach(self, target: Drivable, name: str) -> ThreadDriver:
+        """Start a daemon worker thread that fires ``target``'s groups when they fall due."""
+        return ThreadDriver(self, target, name)
+
     def __repr__(self) -> str:
-        return f"RealClock(now={self.now():.6f})"
+        return f"RealClock(origin={self.origin:.6f})"
 
 
 class LoopError(RuntimeError):
     """A virtual clock could not make progress: endless zero-delay or periodic work."""
+
+
+class _VirtualDriver:
+    """A virtual clock's handle on one attached scheduler (no thread: the clock steps it)."""
+
+    blocking = False
+
+    def __init__(self, clock: VirtualClock, target: Drivable) -> None:
+        self._clock = clock
+        self.target = target
+
+    def wake(self) -> bool:
+        return False  # nobody waits: the next step reads the new head
+
+    def stop(self) -> None:
+        self._clock._detach(self)
+
+    def join(self, timeout: float | None) -> None:
+        return None
+
+    def owns_current_thread(self) -> bool:
+        return False
 
 
 class VirtualClock:
@@ -89,10 +259,13 @@ class VirtualClock:
     fires with :meth:`now` equal to its own due time; work scheduled with zero
     delay during a step runs at the next step. ``rate`` > 0 plays the clock in
     the background at that many virtual seconds per real second; 0 (the
-    default) leaves it to manual stepping.
+    default) leaves it to manual stepping. A task can let virtual time pass
+    while it runs with :meth:`elapse` (runs "take time" without real waiting).
 
     Args:
-        start: the initial time (seconds; 0.0 reads as 1970-01-01 UTC in datetime columns).
+        start: the initial time (seconds; shown to users as ``0.000 s``; read as
+            epoch seconds where a date is needed, so ``start=datetime(...).timestamp()``
+            starts the simulation on that date).
         rate: virtual seconds per real second while playing; 0 means manual.
         max_steps_at_same_time: how many consecutive steps without time advancing
             count as an endless loop of zero-delay work (raises :class:`LoopError`).
@@ -114,7 +287,7 @@ class VirtualClock:
         self._now = _finite("start", start)
         #: ``start``: shown to users as ``0.000 s`` (so ``at=2.0`` reads ``2.000 s``).
         self.origin = self._now
-        self._schedulers: list[Scheduler] = []
+        self._drivers: list[_VirtualDriver] = []
         self._lock = threading.RLock()
         self._max_same = _positive_int("max_steps_at_same_time", max_steps_at_same_time)
         self._same_count = 0
@@ -134,20 +307,27 @@ class VirtualClock:
         """``when.timestamp()``: virtual values are read as epoch seconds."""
         return when.timestamp()
 
+    def from_wall(self, seconds: float) -> float:
+        """Wall-clock seconds are virtual seconds (identity)."""
+        return seconds
+
     def next_time(self) -> float | None:
         """When the next due group of any attached scheduler fires, or ``None``."""
-        times = [t for s in self._schedulers if (t := s._next_fire_time()) is not None]
+        times = [t for d in list(self._drivers) if (t := d.target.next_fire_time()) is not None]
         return min(times) if times else None
 
     # -- attaching ------------------------------------------------------------------
-    def _attach(self, scheduler: Scheduler) -> None:
+    def attach(self, target: Drivable, name: str = "") -> _VirtualDriver:
+        """Drive ``target`` from this clock's steps (no thread)."""
+        driver = _VirtualDriver(self, target)
         with self._lock:
-            self._schedulers.append(scheduler)
+            self._drivers.append(driver)
+        return driver
 
-    def _detach(self, scheduler: Scheduler) -> None:
+    def _detach(self, driver: _VirtualDriver) -> None:
         with self._lock:
-            if scheduler in self._schedulers:
-                self._schedulers.remove(scheduler)
+            if driver in self._drivers:
+                self._drivers.remove(driver)
 
     # -- driving ------------------------------------------------------------------
     def step(self) -> float | None:
@@ -157,8 +337,9 @@ class VirtualClock:
             if t is None:
                 return None
             self._move_to(t)
-            for scheduler in list(self._schedulers):
-                scheduler._fire_due(self._now)
+            now = self._now
+            for driver in list(self._drivers):
+                driver.target.fire_due(now)
             return t
 
     def _move_to(self, t: float) -> None:
@@ -174,6 +355,24 @@ class VirtualClock:
         else:
             self._same_count = 0
             self._now = t
+
+    def elapse(self, seconds: float) -> float:
+        """Let ``seconds`` of virtual time pass without firing anything; returns the new now.
+
+        For a task that "takes time" on a virtual clock (an overrunning run, a slow
+        job in a teaching scenario): call it from inside the run. What falls due
+        meanwhile fires at the next step, late, as it would on a real clock.
+
+        >>> clock = VirtualClock()
+        >>> clock.elapse(0.25)
+        0.25
+        """
+        seconds = _finite("seconds", seconds)
+        if seconds < 0:
+            raise ValueError(f"seconds={seconds!r} is negative: time can't go backwards")
+        with self._lock:
+            self._now += seconds
+            return self._now
 
     def run_until(self, t: float) -> float:
         """Fire every group due up to and including ``t``, each at its own time; end at ``t``."""

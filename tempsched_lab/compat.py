@@ -168,8 +168,8 @@ class TemporalScheduler:
         >>> ts.schedule_task(print, absolute_time=5.0)
         Traceback (most recent call last):
         ...
-        tempsched_lab.scheduler.PastTimeError: at/delay: the requested time 5.0 is in the past \
-(now=10.0); case 1: nothing was scheduled
+        tempsched_lab.scheduler.PastTimeError: at/delay: the requested time (t = -5.000 s) is \
+5.000 s in the past (now: t = 0.000 s); case 1: nothing was scheduled
         >>> ts.shutdown()
         """
         if absolute_time is None and delta_t is None and period is None:

@@ -3,23 +3,37 @@
 Every ``schedule`` request is classified by walking a small tree of questions
 about the queue's *head* (the earliest pending time point and its tasks) and
 the *time points* behind it. The answer is a :class:`Case`; the full record of
-one call (case, task ID, duplicate, head before and after) is a
-:class:`Decision`.
+one call (case, task ID, duplicate, head before and after, whether a worker was
+woken) is a :class:`Decision`.
+
+The tree is data (:data:`TREE`): plots draw it, :attr:`Case.path` is derived
+from it, and :func:`walk_tree` answers its questions one by one.
+:func:`classify` is the same tree written as straight-line code for the hot
+path; a test walks every path of :data:`TREE` and checks that both agree.
 
 >>> Case.EARLIER_THAN_HEAD.short
 'earlier than head'
->>> Case(5).wakes_worker
+>>> Case(5).moves_head
 False
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
-__all__ = ["TREE", "Case", "Decision", "Question", "classify", "duplicate_key", "same_request"]
+__all__ = [
+    "TREE",
+    "Case",
+    "Decision",
+    "Question",
+    "classify",
+    "request_key",
+    "same_request",
+    "walk_tree",
+]
 
 
 class Case(enum.IntEnum):
@@ -58,9 +72,19 @@ class Case(enum.IntEnum):
         return self not in (Case.PAST, Case.DUPLICATE_OF_HEAD, Case.DUPLICATE_IN_QUEUE)
 
     @property
-    def wakes_worker(self) -> bool:
-        """True when the head time changes, so a waiting worker must recompute its wait."""
+    def is_duplicate(self) -> bool:
+        """True for cases 5 and 7: the request matched a pending task."""
+        return self in (Case.DUPLICATE_OF_HEAD, Case.DUPLICATE_IN_QUEUE)
+
+    @property
+    def moves_head(self) -> bool:
+        """True when the head time changes (cases 2 and 3), so a waiting worker must recompute."""
         return self in (Case.EMPTY, Case.EARLIER_THAN_HEAD)
+
+    @property
+    def wakes_worker(self) -> bool:
+        """Same as :attr:`moves_head`: a waiting worker thread (if any) must recompute its wait."""
+        return self.moves_head
 
     @property
     def path(self) -> tuple[tuple[str, bool], ...]:
@@ -86,12 +110,12 @@ _EXPLANATION = {
     ),
     Case.EMPTY: (
         "Nothing is scheduled, so the task becomes the head: the earliest time point, the "
-        "one the worker waits for. The worker is woken to compute its new wait."
+        "one the scheduler waits for."
     ),
     Case.EARLIER_THAN_HEAD: (
         "The task is due before the current head. The old head goes back into the queue at "
-        "its own time, the new task becomes the head, and the worker is woken because it is "
-        "now waiting for the wrong time."
+        "its own time and the new task becomes the head: the scheduler was waiting for the "
+        "wrong time."
     ),
     Case.NEW_TIME_POINT: (
         "The task is due after the head at a time nobody else uses yet: a new time point is "
@@ -160,17 +184,44 @@ def _derive_paths() -> dict[Case, tuple[tuple[str, bool], ...]]:
 _PATHS = _derive_paths()
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+def walk_tree(answer: Callable[[str], bool]) -> tuple[Case, tuple[tuple[str, bool], ...]]:
+    """Walk :data:`TREE` from the root, asking ``answer(question_key)`` at each box.
+
+    Returns the case reached and the path taken. This is the tree as data
+    deciding; :func:`classify` is the same tree as code.
+
+    >>> walk_tree(lambda key: key == "in_queue")[0]
+    <Case.JOINS_TIME_POINT: 8>
+    """
+    by_key = {q.key: q for q in TREE}
+    question = TREE[0]
+    trail: list[tuple[str, bool]] = []
+    while True:
+        yes = bool(answer(question.key))
+        trail.append((question.key, yes))
+        target = question.yes if yes else question.no
+        if isinstance(target, Case):
+            return target, tuple(trail)
+        question = by_key[target]
+
+
+class Decision(NamedTuple):
     """What one ``schedule`` request decided.
 
     ``task_id`` is the new task's ID, the existing one for a duplicate (cases 5
     and 7, also in ``duplicate_of``), or ``None`` for a rejection.
+    ``woke_worker`` says whether a waiting worker thread was notified;
+    ``has_worker`` whether the scheduler has one at all (a virtual clock has
+    none: it fires due groups when it is stepped).
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> s = Scheduler(VirtualClock())
-    >>> s.schedule_decision(print, delay=1).case
-    <Case.EMPTY: 2>
+    >>> d = s.schedule_decision(print, delay=1)
+    >>> d.case, d.woke_worker, d.has_worker
+    (<Case.EMPTY: 2>, False, False)
+    >>> print(d.explanation.split(". ")[-1])  # doctest: +NORMALIZE_WHITESPACE
+    This scheduler has no worker thread (a virtual clock fires due groups when it is
+    stepped), so nothing was woken.
     """
 
     case: Case
@@ -181,18 +232,36 @@ class Decision:
     duplicate_of: int | None = None
     woke_worker: bool = False
     origin: str = "user"
+    has_worker: bool = True
 
     @property
     def explanation(self) -> str:
-        """The teaching text of this decision's case."""
-        return self.case.explanation
+        """The case's teaching text, followed by what actually happened this time."""
+        text = self.case.explanation
+        if self.case.is_duplicate:
+            return f"{text} (It matched task {self.duplicate_of}.)"
+        if not self.case.moves_head:
+            return text
+        if not self.has_worker:
+            happened = (
+                "This scheduler has no worker thread (a virtual clock fires due groups when "
+                "it is stepped), so nothing was woken."
+            )
+        elif self.woke_worker:
+            happened = "The waiting worker thread was woken to compute its new wait."
+        else:
+            happened = (
+                "The worker thread was busy (not waiting), so it was not woken: it reads the "
+                "new head before its next wait."
+            )
+        return f"{text} {happened}"
 
 
 def same_request(a: Any, b: Any) -> bool:
     """``a == b`` as a plain bool; a comparison that raises or is ambiguous is "not equal".
 
-    >>> same_request((1, 2), (1, 2))
-    True
+    >>> same_request((1, 2), (1, 2)), same_request([1], (1,))
+    (True, False)
     """
     if a is b:
         return True
@@ -205,29 +274,45 @@ def same_request(a: Any, b: Any) -> bool:
         return False
 
 
-def duplicate_key(
-    action: Any, args: tuple[Any, ...], kwargs: Any, period: float | None
-) -> tuple[Any, ...]:
-    """The fields two requests at one time must share to be duplicates."""
-    return (action, args, kwargs or None, period)
+def request_key(action: Any, args: Any, kwargs: Mapping[str, Any] | None, period: Any) -> Any:
+    """The hashable duplicate key of a request, or ``None`` when any part is unhashable.
+
+    Two requests at one time are duplicates when their keys are equal (and,
+    for unhashable ones, when :func:`same_request` says each part is equal).
+    Never raises: unhashable or raising arguments give ``None`` (the caller
+    falls back to a scan).
+
+    >>> request_key(print, (1,), {"a": 2}, None) == request_key(print, (1,), {"a": 2}, None)
+    True
+    >>> request_key(print, ([1],), None, None) is None
+    True
+    """
+    try:
+        key = (action, args, frozenset(kwargs.items()) if kwargs else None, period)
+        hash(key)
+    except Exception:
+        return None
+    return key
+
+
+class _Point(Protocol):
+    def find_duplicate(self, action: Any, args: Any, kwargs: Any, period: float | None) -> Any: ...
 
 
 def classify(
     due: float,
     now: float,
     head_time: float | None,
-    point_at: Callable[[float], Any],
+    point: _Point | None,
     request: tuple[Any, Any, Any, Any] | None,
     *,
     reject_past: bool = True,
 ) -> tuple[Case, Any]:
-    """Walk the tree for a request due at ``due``.
+    """The tree as straight-line code: the case for a request due at ``due``, and any duplicate.
 
-    ``point_at(t)`` returns the tasks pending at exactly ``t`` (an object with
-    ``find_duplicate(action, args, kwargs, period)``, see
-    :class:`~tempsched_lab.queues.TimePoint`) or ``None``. ``request`` is
-    ``(action, args, kwargs, period)``, or ``None`` to never report a
-    duplicate. Returns the case and the duplicate found (cases 5 and 7).
+    ``point`` is the time point pending at exactly ``due`` (or ``None``);
+    ``request`` is ``(action, args, kwargs, period)``, or ``None`` to never
+    report a duplicate (periodic re-arms). :func:`walk_tree` is the reference.
     """
     if reject_past and due < now:
         return _PAST, None
@@ -235,7 +320,6 @@ def classify(
         return _EMPTY, None
     if due < head_time:
         return _EARLIER, None
-    point = point_at(due)
     dup = point.find_duplicate(*request) if point and request is not None else None
     if due == head_time:
         return (_DUP_HEAD, dup) if dup is not None else (_JOINS_HEAD, None)
@@ -244,6 +328,7 @@ def classify(
     return (_DUP_QUEUE, dup) if dup is not None else (_JOINS_POINT, None)
 
 
+# Module-level aliases: a global lookup instead of an enum attribute lookup on the hot path.
 _PAST, _EMPTY, _EARLIER, _NEW_POINT = (
     Case.PAST,
     Case.EMPTY,

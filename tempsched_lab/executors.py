@@ -1,8 +1,22 @@
-"""The ``"pool"`` executor: a bounded thread pool fed a whole due group at once.
+"""Where runs happen: one small strategy class per kind of executor, and the batch pool.
 
-``concurrent.futures.ThreadPoolExecutor`` creates a ``Future`` and a work item
-per ``submit`` and wakes a thread each time: about 20 µs per task on a 2-core
-machine, so 1,000 tasks due at one instant took 21-25 ms just to hand over
+The scheduler hands each due batch to its :class:`Launcher` (``launch(runs)``,
+outside its lock) and never looks at what kind it is:
+
+* :class:`InlineLauncher`: in the thread that fired the batch (the worker, or the
+  one stepping a virtual clock): deterministic, the default under a virtual clock;
+* :class:`ThreadPerRunLauncher`: a new thread per run, as the reference does;
+* :class:`PoolLauncher`: the bounded :class:`BatchThreadPool` below (the default
+  under a real clock);
+* :class:`ExecutorLauncher`: any ``concurrent.futures.Executor`` (process pools
+  and cluster executors included).
+
+:func:`make_launcher` turns the ``executor=`` argument into one of them.
+
+The ``"pool"`` executor's :class:`BatchThreadPool` is fed a whole due group at
+once. ``concurrent.futures.ThreadPoolExecutor`` creates a ``Future`` and a work
+item per ``submit`` and wakes a thread each time: about 20 µs per task on a
+2-core machine, so 1,000 tasks due at one instant took 21-25 ms just to hand over
 (measured in ``benchmarks/``). The scheduler needs no futures (runs record
 their own end), so this pool takes a due group in one call: one lock, one
 ``extend``, one wake-up.
@@ -31,10 +45,217 @@ import collections
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["BatchThreadPool"]
+if TYPE_CHECKING:
+    from .runs import Run, Runner
+
+__all__ = [
+    "BatchThreadPool",
+    "ExecutorLauncher",
+    "InlineLauncher",
+    "Launcher",
+    "PoolLauncher",
+    "ThreadPerRunLauncher",
+    "make_launcher",
+]
+
+
+class Launcher(Protocol):
+    """Starts runs somewhere; the scheduler calls :meth:`launch` outside its lock."""
+
+    #: a short name for reprs and the docs: "inline", "thread", "pool", "executor"
+    kind: str
+
+    def launch(self, runs: Sequence[Run]) -> None:
+        """Start every run of a due batch (each records its own start and end)."""
+        ...
+
+    def pending_since(self) -> float | None:
+        """When the oldest run handed over but not started yet was dispatched (inline only)."""
+        ...
+
+    def busy(self) -> bool:
+        """True while threads this launcher started are still alive."""
+        ...
+
+    def shutdown(self, wait: bool, timeout: float | None) -> None:
+        """Stop; with ``wait``, wait for what it owns (never for a caller's executor)."""
+        ...
+
+
+class InlineLauncher:
+    """Runs each task in the thread that fired its batch.
+
+    A ``KeyboardInterrupt`` (or ``SystemExit``) raised in the main thread stops
+    the batch there: the interrupted run is recorded as failed, the runs after it
+    stay dispatched and start first at the next firing, and the interrupt reaches
+    the caller (``clock.run_until`` or the like), so a long virtual run can be
+    stopped with Ctrl-C and resumed.
+    """
+
+    kind = "inline"
+
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+        self._backlog: collections.deque[Run] = collections.deque()
+
+    def launch(self, runs: Sequence[Run]) -> None:
+        backlog = self._backlog
+        backlog.extend(runs)
+        run = self._runner.run
+        while backlog:
+            task, due, dispatched = backlog.popleft()
+            run(task, due, dispatched)
+
+    def pending_since(self) -> float | None:
+        backlog = self._backlog
+        return backlog[0][2] if backlog else None
+
+    def busy(self) -> bool:
+        return False
+
+    def shutdown(self, wait: bool, timeout: float | None) -> None:
+        return None
+
+
+class ThreadPerRunLauncher:
+    """A new daemon thread per run (the reference's model; unbounded)."""
+
+    kind = "thread"
+
+    def __init__(self, runner: Runner, on_idle: Callable[[], None]) -> None:
+        self._runner = runner
+        self._on_idle = on_idle
+        self._threads: set[threading.Thread] = set()
+        self._lock = threading.Lock()
+
+    def launch(self, runs: Sequence[Run]) -> None:
+        for task, due, dispatched in runs:
+            thread = threading.Thread(target=self._run, args=(task, due, dispatched),
+                                      name=f"tempsched-run-{task.id}", daemon=True)  # fmt: skip
+            with self._lock:
+                self._threads.add(thread)
+            try:
+                thread.start()
+            except BaseException as exc:  # a failed thread start must not lose the run
+                with self._lock:
+                    self._threads.discard(thread)
+                self._runner.not_started(task, due, exc)
+
+    def _run(self, task: Any, due: float, dispatched: float) -> None:
+        try:
+            self._runner.run(task, due, dispatched)
+        finally:
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+                idle = not self._threads
+            if idle:
+                self._on_idle()
+
+    def pending_since(self) -> float | None:
+        return None
+
+    def busy(self) -> bool:
+        with self._lock:
+            return bool(self._threads)
+
+    def shutdown(self, wait: bool, timeout: float | None) -> None:
+        return None  # runs end by themselves; the scheduler waits for them through busy()
+
+
+class PoolLauncher:
+    """The bounded :class:`BatchThreadPool`: a due batch is handed over in one call."""
+
+    kind = "pool"
+
+    def __init__(self, runner: Runner, max_workers: int | None) -> None:
+        self._runner = runner
+        self.pool = BatchThreadPool(max_workers)
+
+    def launch(self, runs: Sequence[Run]) -> None:
+        try:
+            self.pool.submit_batch(self._runner.run, runs)
+        except BaseException as exc:  # a closed pool: each run is recorded as not started
+            for task, due, _ in runs:
+                self._runner.not_started(task, due, exc)
+
+    def pending_since(self) -> float | None:
+        return None
+
+    def busy(self) -> bool:
+        return False
+
+    def shutdown(self, wait: bool, timeout: float | None) -> None:
+        self.pool.shutdown(wait=wait, timeout=timeout)
+
+
+class ExecutorLauncher:
+    """Any ``concurrent.futures.Executor``: a thread pool runs our runner; others get the action.
+
+    A ``ThreadPoolExecutor`` runs the whole run (start, action, end) in its
+    thread. Any other executor (a process pool, a cluster's executor, a custom
+    subclass) receives the action itself wrapped in a picklable marker, so the
+    start is recorded at hand-over and the end when its future completes.
+    """
+
+    kind = "executor"
+
+    def __init__(self, runner: Runner, executor: Executor) -> None:
+        self._runner = runner
+        self.executor = executor
+        self._in_process = isinstance(executor, ThreadPoolExecutor)
+
+    def launch(self, runs: Sequence[Run]) -> None:
+        runner = self._runner
+        for task, due, dispatched in runs:
+            try:
+                if self._in_process:
+                    self.executor.submit(runner.run, task, due, dispatched)
+                else:
+                    runner.run_remote(self.executor, task, due, dispatched)
+            except BaseException as exc:  # a shut-down executor: the run is recorded
+                runner.not_started(task, due, exc)
+
+    def pending_since(self) -> float | None:
+        return None
+
+    def busy(self) -> bool:
+        return False
+
+    def shutdown(self, wait: bool, timeout: float | None) -> None:
+        return None  # the caller's executor: the caller shuts it down
+
+
+def make_launcher(
+    executor: str | Executor | None,
+    *,
+    virtual: bool,
+    runner: Runner,
+    max_workers: int | None,
+    on_idle: Callable[[], None],
+) -> Launcher:
+    """The launcher for ``Scheduler(executor=...)`` (``None``: inline if virtual, else pool)."""
+    if executor is None:
+        executor = "inline" if virtual else "pool"
+    if isinstance(executor, Executor):
+        return ExecutorLauncher(runner, executor)
+    if max_workers is not None and (
+        isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
+    ):
+        raise ValueError(f"max_workers={max_workers!r}: expected a positive integer")
+    if executor == "pool":
+        return PoolLauncher(runner, max_workers)
+    if executor == "thread":
+        return ThreadPerRunLauncher(runner, on_idle)
+    if executor == "inline":
+        return InlineLauncher(runner)
+    raise ValueError(
+        f"executor={executor!r}: expected 'pool', 'thread', 'inline' or a "
+        "concurrent.futures.Executor"
+    )
 
 
 class BatchThreadPool:

@@ -1,9 +1,11 @@
 """The event log: one typed row per observable scheduling step.
 
-The scheduler calls one recording method per step while it holds its lock, so
-``seq`` is gapless and the log order is the true order. Rows are stored as
-tuples (appending never builds a DataFrame); :meth:`EventLog.to_frame` builds a
-typed pandas DataFrame on demand.
+The scheduler's :class:`Recorder` writes one row per step while the scheduler
+holds its lock, so ``seq`` is gapless and the log order is the true order. Rows
+are stored as small tuples (appending never builds a DataFrame); full chunks of
+rows are compacted in the background into per-kind numpy arrays (about half the
+memory), and :meth:`EventLog.to_frame` builds a typed pandas DataFrame on demand.
+Neither numpy nor pandas is imported until a frame is asked for.
 
 >>> from tempsched_lab import Scheduler, VirtualClock
 >>> s = Scheduler(VirtualClock())
@@ -15,108 +17,85 @@ typed pandas DataFrame on demand.
 
 from __future__ import annotations
 
-import collections
-import gc
 import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+import traceback
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+from .compactor import compact_later
+from .schema import COLUMNS, COMMON, DERIVED, KIND_CODE, KINDS, LAYOUTS, ORIGINS, STORES
+from .subscriptions import Subscription
+from .task import Task, describe_exception, short_repr
 
-from .schema import COLUMNS, KIND_CODE, KINDS, LAYOUTS, ORIGIN_CODE, ORIGINS
-from .timescale import ORIGIN_ATTR
+if TYPE_CHECKING:
+    import pandas as pd
 
-__all__ = ["EventLog", "Subscription", "read_log"]
+    from .audit import AuditReport
+    from .logframe import Compact
+    from .queues.base import TimerQueue
 
-_CHUNK = 65_536
+__all__ = ["EventLog", "Recorder", "Subscription", "read_log", "row_dict"]
+
 Row = tuple[Any, ...]
+#: Rows per chunk of an unbounded log: compacted (and spilled) a chunk at a time.
+CHUNK = 65_536
 
 
-class Subscription:
-    """A callback receiving rows off the scheduler's lock, in its own thread.
+class _Chunk:
+    """A full chunk of rows: tuples until the compactor turns them into arrays."""
 
-    A slow subscriber only delays itself; one that raises has its errors
-    counted in :attr:`errors` (the last one kept in :attr:`last_error`).
-    """
+    __slots__ = ("compact", "first", "rows")
 
-    def __init__(
-        self, log: EventLog, callback: Callable[[dict[str, Any]], Any], kinds: frozenset[int] | None
-    ) -> None:
-        self._log = log
-        self.callback = callback
-        self.kinds = kinds
-        self._pending: collections.deque[tuple[int, Row]] = collections.deque()
-        self._wake = threading.Event()
-        self._closed = False
-        self.delivered = 0
-        self.errors = 0
-        self.last_error: BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._run, name=f"tempsched-subscriber-{id(self):x}", daemon=True
-        )
-        self._thread.start()
+    def __init__(self, first: int, rows: list[Row]) -> None:
+        self.first = first
+        self.rows: list[Row] | None = rows
+        self.compact: Compact | None = None
 
-    def _offer(self, seq: int, row: Row) -> None:
-        if self.kinds is None or row[0] in self.kinds:
-            self._pending.append((seq, row))
-            self._wake.set()
+    def __len__(self) -> int:
+        rows = self.rows
+        return len(rows) if rows is not None else self.compact.n  # type: ignore[union-attr]
 
-    def _run(self) -> None:
-        pending = self._pending
-        while True:
-            self._wake.wait()
-            self._wake.clear()
-            while pending:
-                seq, row = pending.popleft()
-                try:
-                    self.callback(row_dict(seq, row))
-                except Exception as exc:
-                    self.errors += 1
-                    self.last_error = exc
-                self.delivered += 1
-            if self._closed:
-                return
+    def compacted(self) -> Compact:
+        """The chunk as per-kind arrays (converting it now if the compactor has not yet)."""
+        compact = self.compact
+        if compact is None:
+            from .logframe import Compact
 
-    @property
-    def backlog(self) -> int:
-        """Rows waiting to be delivered."""
-        return len(self._pending)
+            rows = self.rows
+            assert rows is not None
+            compact = Compact(rows, self.first)
+            self.compact = compact  # set before dropping the rows: readers see one of them
+            self.rows = None
+        return compact
 
-    def flush(self, timeout: float | None = 5.0) -> bool:
-        """Wait until every row offered so far was delivered; False on timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self._pending or self._wake.is_set():
-            if deadline is not None and time.monotonic() > deadline:
-                return False
-            time.sleep(0.001)
-        return True
-
-    def close(self) -> None:
-        """Stop delivering (rows already queued are still delivered)."""
-        self._closed = True
-        self._log._unsubscribe(self)
-        self._wake.set()
+    def tuples(self) -> list[Row]:
+        rows = self.rows
+        if rows is not None:
+            return rows
+        return self.compact.rows()  # type: ignore[union-attr]
 
 
 def row_dict(seq: int, row: Row) -> dict[str, Any]:
     """A stored row as a dict of every column (missing ones as ``None``/NaN)."""
     out: dict[str, Any] = dict(_BLANK)
     kind = KINDS[row[0]]
-    out["seq"], out["kind"], out["t"], out["wall"], out["thread"] = seq, kind, *row[1:4]
-    for name, value in zip(LAYOUTS[kind], row[4:], strict=True):
+    out["seq"], out["kind"] = seq, kind
+    for name, value in zip(COMMON + LAYOUTS[kind], row[1:], strict=True):
         out[name] = value
-    for name, value in _CONSTANT[kind]:
-        out[name] = value
-    if kind in ("reject", "wake"):
-        out["head_after"] = out["head_before"]
-    if kind in _LATE_KINDS:
-        out["lateness"] = out["t"] - out["due"]
-    if kind == "start":
-        out["queue_delay"] = out["t"] - out.pop("dispatched")
+    for rule in DERIVED:
+        if kind in rule.kinds:
+            op = rule.rule[0]
+            if op == "diff":
+                a, b = out.get(str(rule.rule[1])), out.get(str(rule.rule[2]))
+                out[rule.target] = math.nan if a is None or b is None else a - b
+            elif op == "copy":
+                out[rule.target] = out[str(rule.rule[1])]
+            else:
+                out[rule.target] = rule.rule[1]
+    out.pop("dispatched", None)
     origin = out["origin"]
     out["origin"] = ORIGINS[origin] if isinstance(origin, int) and origin >= 0 else None
     for name in ("task_id", "dup_of", "ready_size", "queue_size", "missed"):
@@ -128,15 +107,23 @@ def row_dict(seq: int, row: Row) -> dict[str, Any]:
     return out
 
 
+_BLANK: dict[str, Any] = {
+    c.name: (math.nan if STORES[c.store].numpy == "float64" else STORES[c.store].missing)
+    for c in COLUMNS
+}
+
+
 class EventLog:
     """Every scheduling step as a row; see ``docs/event-log.md`` for the schema.
 
     Args:
-        max_rows: keep only the newest ``max_rows`` rows (a ring buffer);
-            :attr:`dropped` counts what fell out. ``None`` keeps everything.
+        max_rows: keep only the newest ``max_rows`` rows (older ones are
+            dropped a chunk at a time; readers see exactly the newest
+            ``max_rows``); :attr:`dropped` counts what fell out. ``None`` keeps
+            everything.
         enabled: record nothing when False (``Scheduler(log=False)``).
         lock: the lock the recorder holds while appending (the scheduler's);
-            readers of a bounded log copy it under this lock.
+            readers take consistent copies under it.
         time_origin: the clock value users see as ``0.000 s`` (the clock's
             origin); frames carry it in ``frame.attrs["time_origin"]``.
     """
@@ -157,77 +144,103 @@ class EventLog:
         self.max_rows = max_rows
         #: The clock value shown as ``0.000 s`` (see :mod:`tempsched_lab.timescale`).
         self.time_origin = float(time_origin)
-        self._rows: list[Row] | collections.deque[Row] = (
-            [] if max_rows is None else collections.deque(maxlen=max_rows)
-        )
-        self._seq = 0
         self._lock = lock if lock is not None else threading.Lock()
+        # rows: full chunks (oldest first), then the tail being appended to
+        self._chunk_size = CHUNK if max_rows is None else min(CHUNK, max(1024, max_rows))
+        self._chunks: list[_Chunk] = []
+        self._rows: list[Row] = []
+        self._first = 0  # seq of the first stored row
+        self._seq = 0
         self._taps: list[Callable[[int, Row], Any]] = []
         self._subs: list[Subscription] = []
-        self._chunks: list[dict[str, np.ndarray]] = []  # converted full chunks (list mode)
-        self._current = threading.current_thread
         self._local = threading.local()
-        self._wall = time.time
+        #: exceptions raised by taps (each removed when it raised)
+        self.tap_errors: list[BaseException] = []
 
     # -- reading --------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._rows)
+        stored = self._seq - self._first
+        return stored if self.max_rows is None else min(stored, self.max_rows)
 
     @property
     def dropped(self) -> int:
         """Rows that fell out of a bounded log."""
-        return self._seq - len(self._rows)
+        return self._seq - len(self)
 
     @property
     def next_seq(self) -> int:
         """The ``seq`` the next row will get (total rows ever recorded)."""
         return self._seq
 
-    def _copy(self) -> tuple[list[Row], int]:
-        """A consistent copy of the stored rows and the ``seq`` of the first one."""
-        rows = self._rows
-        if isinstance(rows, list):  # append-only, never drops: a slice is consistent
-            return rows[:], 0
-        with self._lock:  # a deque drops rows as it appends: copy under the recorder's lock
-            return list(rows), self._seq - len(rows)
+    def _parts(
+        self, start: int | None, stop: int | None
+    ) -> tuple[list[_Chunk], list[Row], int, int, int]:
+        """A consistent view: chunks, tail rows, the tail's first seq, and seq ``lo:hi`` to read."""
+        with self._lock:
+            chunks = list(self._chunks)
+            tail = self._rows[:]
+            tail_first = self._seq - len(tail)
+            lowest = self._seq - len(self)
+        end = tail_first + len(tail)
+        lo = lowest if start is None else min(max(lowest, start), end)
+        hi = end if stop is None else min(end, stop)
+        return chunks, tail, tail_first, lo, max(lo, hi)
 
-    def rows(self) -> list[dict[str, Any]]:
-        """The stored rows as dicts (for small logs and tests)."""
-        kept, first = self._copy()
+    def _tuples(self, start: int | None = None, stop: int | None = None) -> tuple[list[Row], int]:
+        chunks, tail, tail_first, lo, hi = self._parts(start, stop)
+        out: list[Row] = []
+        for chunk in chunks:
+            if chunk.first + len(chunk) <= lo or chunk.first >= hi:
+                continue
+            out.extend(chunk.tuples()[max(0, lo - chunk.first) : hi - chunk.first])
+        if hi > tail_first:
+            out.extend(tail[max(0, lo - tail_first) : hi - tail_first])
+        return out, lo
+
+    def rows(self, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
+        """The stored rows with ``start <= seq < stop`` as dicts (for small logs and tests)."""
+        kept, first = self._tuples(start, stop)
         return [row_dict(first + i, r) for i, r in enumerate(kept)]
 
     def tail(self, n: int = 20) -> pd.DataFrame:
         """The last ``n`` rows as a DataFrame."""
-        kept, first = self._copy()
-        part = kept[-n:] if n > 0 else []
-        return self._stamped(_frame([_columns(part, first + len(kept) - len(part))]))
+        stop = self._seq
+        return self.to_frame(start=max(0, stop - n) if n > 0 else stop, stop=stop)
 
-    def _stamped(self, frame: pd.DataFrame) -> pd.DataFrame:
-        frame.attrs[ORIGIN_ATTR] = self.time_origin
-        return frame
+    def to_frame(self, start: int | None = None, stop: int | None = None) -> pd.DataFrame:
+        """The stored rows with ``start <= seq < stop`` (default: all) as a typed DataFrame.
 
-    def to_frame(self) -> pd.DataFrame:
-        """All stored rows as a typed DataFrame (built now, from the stored tuples).
-
-        Full chunks of an unbounded log are converted once and cached, so
-        repeated calls (a live dashboard) only convert what is new.
+        ``stop=moment.seq`` gives exactly the rows a :class:`~tempsched_lab.Moment` shows.
+        Full chunks are compacted once (in the background, or here if not yet),
+        so repeated calls only convert the newest rows.
         """
-        rows = self._rows
-        if isinstance(rows, list):
-            n = len(rows)
-            while (len(self._chunks) + 1) * _CHUNK <= n:
-                k = len(self._chunks)
-                self._chunks.append(_columns(rows[k * _CHUNK : (k + 1) * _CHUNK], k * _CHUNK))
-            done = len(self._chunks) * _CHUNK
-            return self._stamped(_frame([*self._chunks, _columns(rows[done:n], done)]))
-        kept, first = self._copy()
-        return self._stamped(_frame([_columns(kept, first)]))
+        from .logframe import Compact, concat_columns, frame_of, slice_columns
+
+        chunks, tail, tail_first, lo, hi = self._parts(start, stop)
+        parts = []
+        for chunk in chunks:
+            if chunk.first + len(chunk) <= lo or chunk.first >= hi:
+                continue
+            cols = chunk.compacted().columns()
+            parts.append(slice_columns(cols, max(0, lo - chunk.first), hi - chunk.first))
+        if hi > tail_first or not parts:
+            a, b = max(0, lo - tail_first), max(0, hi - tail_first)
+            parts.append(Compact(tail[a:b], tail_first + a).columns())
+        return frame_of(concat_columns(parts), self.time_origin)
 
     # -- subscribing ------------------------------------------------------------------
     def subscribe(
-        self, callback: Callable[[dict[str, Any]], Any], kinds: Iterable[str] | None = None
+        self,
+        callback: Callable[[dict[str, Any]], Any],
+        kinds: Iterable[str] | None = None,
+        *,
+        max_backlog: int = 100_000,
     ) -> Subscription:
         """Call ``callback(row_dict)`` for every new row (of ``kinds``), off the lock.
+
+        A subscriber that falls more than ``max_backlog`` rows behind loses the
+        oldest ones (counted in :attr:`Subscription.lost`); one that raises has
+        its errors counted. See :class:`Subscription`.
 
         >>> log = EventLog()
         >>> sub = log.subscribe(lambda row: None, kinds=["error"])
@@ -240,20 +253,28 @@ class EventLog:
             if unknown:
                 raise ValueError(f"kinds={unknown!r}: unknown; expected some of {list(KINDS)}")
             codes = frozenset(KIND_CODE[k] for k in kinds)
-        sub = Subscription(self, callback, codes)
-        self._subs = [*self._subs, sub]
+        sub = Subscription(callback, codes, row_dict, self._unsubscribe, max_backlog=max_backlog)
+        with self._lock:
+            self._subs = [*self._subs, sub]
         return sub
 
     def _unsubscribe(self, sub: Subscription) -> None:
-        self._subs = [s for s in self._subs if s is not sub]
+        with self._lock:
+            self._subs = [s for s in self._subs if s is not sub]
+
+    def close_subscriptions(self, timeout: float | None = 5.0) -> None:
+        """Deliver what is queued, then stop every subscriber's thread (called at shutdown)."""
+        for sub in list(self._subs):
+            sub.close(timeout=timeout)
 
     def tap(self, callback: Callable[[dict[str, Any]], Any]) -> Callable[[], None]:
         """Call ``callback(row_dict)`` synchronously, *under the scheduler's lock*.
 
         For tests and debuggers that must see the state right after each row
         (``scheduler.queue.snapshot()`` is safe inside). Keep it fast; never
-        call the scheduler or this log's readers from it (its lock is held).
-        Returns a function that removes the tap.
+        call the scheduler or this log's readers from it (its lock is held). A
+        tap that raises is removed (the error is kept in :attr:`tap_errors`),
+        never passed to the scheduler. Returns a function that removes the tap.
         """
 
         def run(seq: int, row: Row) -> None:
@@ -266,138 +287,62 @@ class EventLog:
 
         return remove
 
-    # -- recording (the scheduler holds its lock) ------------------------------------
-    # Each kind stores only its own fields (see schema.LAYOUTS), after the common
-    # (kind code, t, wall, thread); seq is the row's position. Floats may be None.
-    def _push(self, row: Row) -> None:
+    # -- storing (the recorder holds the scheduler's lock) ----------------------------
+    def _append(self, row: Row) -> None:
         seq = self._seq
         self._seq = seq + 1
-        self._rows.append(row)
+        rows = self._rows
+        rows.append(row)
+        if len(rows) >= self._chunk_size:
+            self._seal()
         if self._taps or self._subs:
             self._fan_out(seq, row)
 
+    def _seal(self) -> None:
+        """The tail is a full chunk: file it (to be compacted off the lock) and start a new one."""
+        rows = self._rows
+        chunk = _Chunk(self._seq - len(rows), rows)
+        self._chunks.append(chunk)
+        self._rows = []
+        if self.max_rows is not None:
+            stored = self._seq - self._first
+            while self._chunks and stored - len(self._chunks[0]) >= self.max_rows:
+                stored -= len(self._chunks[0])
+                self._first += len(self._chunks.pop(0))
+        compact_later(chunk)
+
     def _fan_out(self, seq: int, row: Row) -> None:
         for tap in self._taps:
-            tap(seq, row)
+            try:
+                tap(seq, row)
+            except Exception as exc:  # a broken tap must never break the scheduler
+                self._taps = [t for t in self._taps if t is not tap]
+                self.tap_errors = [*self.tap_errors, exc]
         for sub in self._subs:
-            sub._offer(seq, row)
+            sub.offer(seq, row)
 
     def _thread_name(self) -> str:
         """The current thread's name, cached in thread-local storage (a hot-path saving)."""
         try:
             return self._local.name  # type: ignore[no-any-return]
         except AttributeError:
-            name = self._local.name = self._current().name
+            name = self._local.name = threading.current_thread().name
             return name
-
-    def schedule(
-        self,
-        t: float,
-        task_id: int,
-        case: int,
-        dup_of: int,
-        due: float,
-        fire_at: float,
-        label: str,
-        args: str,
-        period: float | None,
-        origin: int,
-        head_before: float | None,
-        head_after: float | None,
-        ready_size: int,
-        queue_size: int,
-        woke: bool,
-    ) -> None:
-        """A decision of case 2-8 (the hot path: ``_push`` inlined)."""
-        row = (0, t, self._wall(), self._thread_name(), task_id, case, dup_of, due, fire_at,
-               label, args, period, origin, head_before, head_after, ready_size, queue_size,
-               woke)  # fmt: skip
-        seq = self._seq
-        self._seq = seq + 1
-        self._rows.append(row)
-        if self._taps or self._subs:
-            self._fan_out(seq, row)
-
-    def reject(
-        self,
-        t: float,
-        case: int,
-        due: float,
-        label: str | None,
-        args: str | None,
-        period: float | None,
-        origin: int,
-        head: float | None,
-        ready_size: int,
-        queue_size: int,
-        reason: str,
-    ) -> None:
-        """A rejected request: case 1, or invalid input (case 0 = not classified)."""
-        self._push((1, t, self._wall(), self._thread_name(), case, due, label, args, period,
-                    origin, head, ready_size, queue_size, reason))  # fmt: skip
-
-    def wake(self, t: float, notified: bool, wait: float | None, head: float | None,
-             ready_size: int, queue_size: int) -> None:  # fmt: skip
-        """The worker woke up: notified, or its wait timed out."""
-        self._push((2, t, self._wall(), self._thread_name(),
-                    "notified" if notified else "timeout", wait, head, ready_size,
-                    queue_size))  # fmt: skip
-
-    def dispatch(self, t: float, task_id: int, due: float, fire_at: float, label: str,
-                 head_after: float | None, ready_size: int, queue_size: int) -> None:  # fmt: skip
-        """A due task was handed to its executor (its whole due batch already left the queue)."""
-        self._push((3, t, self._wall(), self._thread_name(), task_id, due, fire_at, label,
-                    head_after, ready_size, queue_size))  # fmt: skip
-
-    def start(self, t: float, task_id: int, due: float, label: str, dispatched: float) -> None:
-        """A run started."""
-        self._push((4, t, self._wall(), self._thread_name(), task_id, due, label, dispatched))
-
-    def finish(self, t: float, task_id: int, due: float, label: str, duration: float,
-               result_type: str) -> None:  # fmt: skip
-        """A run returned normally."""
-        self._push((5, t, self._wall(), self._thread_name(), task_id, due, label, duration,
-                    result_type))  # fmt: skip
-
-    def error(self, t: float, task_id: int, due: float, label: str, duration: float,
-              error: str, traceback_text: str) -> None:  # fmt: skip
-        """A run raised."""
-        self._push((6, t, self._wall(), self._thread_name(), task_id, due, label, duration,
-                    error, traceback_text))  # fmt: skip
-
-    def event_set(self, t: float, task_id: int, due: float, label: str) -> None:
-        """A ``threading.Event`` action was set (inline, by the worker)."""
-        self._push((7, t, self._wall(), self._thread_name(), task_id, due, label))
-
-    def missed(self, t: float, task_id: int, due: float, label: str, period: float,
-               missed: int, policy: str) -> None:  # fmt: skip
-        """A periodic task's re-arm skipped ``missed`` runs under ``policy``."""
-        self._push((8, t, self._wall(), self._thread_name(), task_id, due, label, period,
-                    missed, policy))  # fmt: skip
-
-    def cancel(self, t: float, task_id: int, result: str, where: str | None, due: float,
-               label: str | None, head_before: float | None, head_after: float | None,
-               ready_size: int, queue_size: int) -> None:  # fmt: skip
-        """A cancel request and what it did."""
-        self._push((9, t, self._wall(), self._thread_name(), task_id, result, where, due,
-                    label, head_before, head_after, ready_size, queue_size))  # fmt: skip
-
-    def shutdown(self, t: float, task_id: int, result: str, due: float, label: str | None,
-                 ready_size: int, queue_size: int, detail: str | None) -> None:  # fmt: skip
-        """Shutdown: one ``dropped`` row per pending task, then one ``stopped`` row."""
-        self._push((10, t, self._wall(), self._thread_name(), task_id, result, due, label,
-                    ready_size, queue_size, detail))  # fmt: skip
 
     # -- export -------------------------------------------------------------------------
     def to_csv(self, path: str | os.PathLike[str]) -> None:
         """Write the log as CSV; :func:`read_log` reads it back with the same dtypes."""
-        write_frame(self.to_frame(), path, "csv")
+        from .logfiles import write_log
+
+        write_log(self.to_frame(), path, "csv")
 
     def to_parquet(self, path: str | os.PathLike[str]) -> None:
         """Write the log as Parquet (needs ``pyarrow``: ``pip install tempsched-lab[parquet]``)."""
-        write_frame(self.to_frame(), path, "parquet")
+        from .logfiles import write_log
 
-    def audit(self) -> Any:
+        write_log(self.to_frame(), path, "parquet")
+
+    def audit(self) -> AuditReport:
         """Check the log's conservation laws; see :func:`tempsched_lab.audit`."""
         from .audit import audit
 
@@ -407,185 +352,180 @@ class EventLog:
         return f"<EventLog {len(self)} rows, {self.dropped} dropped>"
 
 
-_COMMON = ("t", "wall", "thread")
-_LATE_KINDS = frozenset({"dispatch", "start", "event_set", "missed"})
-_CONSTANT: dict[str, tuple[tuple[str, Any], ...]] = {kind: () for kind in KINDS}
-_CONSTANT.update(
-    reject=(("result", "rejected"),),
-    error=(("result", "error"),),
-    missed=(("origin", ORIGIN_CODE["periodic"]),),
-)
-_BLANK: dict[str, Any] = {
-    c.name: (math.nan if c.store == "float" else -1 if c.store in ("int", "origin", "bool")
-             else 0 if c.store == "case" else None)
-    for c in COLUMNS
-}  # fmt: skip
-
-
-# -- conversion -----------------------------------------------------------------------
-
-
-def _columns(rows: Sequence[Row], first_seq: int) -> dict[str, np.ndarray]:
-    """Turn stored rows into one numpy array per stored column (kind by kind)."""
-    # Transposing creates many tuples; the cyclic GC would rescan the whole log for
-    # each batch of them (it doubled the time). Nothing made here can form a cycle.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _transpose(rows, first_seq)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _transpose(rows: Sequence[Row], first_seq: int) -> dict[str, np.ndarray]:
-    n = len(rows)
-    cols = {c.name: _blank_column(c.store, n) for c in COLUMNS}
-    cols["seq"] = np.arange(first_seq, first_seq + n, dtype=np.int64)
-    if not n:
-        return cols
-    kinds = np.fromiter((r[0] for r in rows), dtype=np.int8, count=n)
-    cols["kind"] = kinds
-    for code in np.unique(kinds):
-        kind = KINDS[code]
-        idx = np.flatnonzero(kinds == code)
-        part = [rows[i] for i in idx.tolist()] if len(idx) < n else rows
-        fields = list(zip(*part, strict=False))  # rows of one kind have one length
-        for name, values in zip(_COMMON + LAYOUTS[kind], fields[1:], strict=True):
-            target = cols.get(name)
-            if target is not None:  # ("dispatched" is not a column: see below)
-                target[idx] = np.asarray(values, dtype=target.dtype)
-        for name, value in _CONSTANT[kind]:
-            cols[name][idx] = value
-        if kind in ("reject", "wake"):
-            cols["head_after"][idx] = cols["head_before"][idx]
-        if kind in _LATE_KINDS:
-            cols["lateness"][idx] = cols["t"][idx] - cols["due"][idx]
-        if kind == "start":
-            dispatched = np.asarray(fields[4 + LAYOUTS["start"].index("dispatched")], float)
-            cols["queue_delay"][idx] = cols["t"][idx] - dispatched
-    return cols
-
-
-def _blank_column(store: str, n: int) -> np.ndarray:
-    if store == "float":
-        return np.full(n, np.nan)
-    if store in ("int",):
-        return np.full(n, -1, dtype=np.int64)
-    if store in ("origin", "bool"):
-        return np.full(n, -1, dtype=np.int8)
-    if store in ("code", "case"):
-        return np.zeros(n, dtype=np.int8)
-    return np.full(n, None, dtype=object)
-
-
-_KIND_DTYPE = pd.CategoricalDtype(list(KINDS))
-_ORIGIN_DTYPE = pd.CategoricalDtype(list(ORIGINS))
-
-
-def _frame(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
-    data: dict[str, Any] = {}
-    for c in COLUMNS:
-        values = parts[0][c.name] if len(parts) == 1 else np.concatenate([p[c.name] for p in parts])
-        data[c.name] = _typed(c.name, c.store, values)
-    return _add_derived(pd.DataFrame(data))
-
-
-def _typed(name: str, store: str, values: np.ndarray) -> Any:
-    if store == "int":
-        if name == "seq":
-            return values
-        return pd.arrays.IntegerArray(values, values == -1)
-    if store == "float":
-        return values
-    if store == "code":
-        return pd.Categorical.from_codes(values, dtype=_KIND_DTYPE)
-    if store == "origin":
-        return pd.Categorical.from_codes(values, dtype=_ORIGIN_DTYPE)
-    if store == "case":
-        return pd.arrays.IntegerArray(values, values == 0)
-    if store == "bool":
-        return pd.arrays.BooleanArray(values == 1, values == -1)
-    if store == "cat":
-        return _categorical(values)
-    return _strings(values)
-
-
-def _categorical(values: Any) -> pd.Categorical:
-    """Categories in order of first appearance, so a round trip gives an equal dtype."""
-    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
-    return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
-
-
-def _strings(values: Any) -> Any:
-    """A nullable ``string`` array (missing = ``<NA>``), built without a per-item check."""
-    obj = np.asarray(values, dtype=object)
-    return pd.arrays.StringArray(np.where(pd.isna(obj), pd.NA, obj).astype(object))
-
-
-def _add_derived(frame: pd.DataFrame) -> pd.DataFrame:
-    frame["time"] = pd.to_datetime(frame["t"], unit="s", utc=True, errors="coerce")
-    frame["wall_time"] = pd.to_datetime(frame["wall"], unit="s", utc=True, errors="coerce")
-    return frame
-
-
-def normalize_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Give a frame read from disk exactly the dtypes :meth:`EventLog.to_frame` produces."""
-    missing = [c.name for c in COLUMNS if c.name not in frame.columns]
-    if missing:
-        raise ValueError(f"not an event log: columns {missing} are missing")
-    data: dict[str, Any] = {}
-    for c in COLUMNS:
-        col = frame[c.name]
-        if c.store == "int":
-            values = pd.to_numeric(col).astype("Int64")
-            data[c.name] = values.to_numpy("int64") if c.name == "seq" else values.array
-        elif c.store == "float":
-            data[c.name] = pd.to_numeric(col).to_numpy("float64", na_value=np.nan)
-        elif c.store == "code":
-            data[c.name] = pd.Categorical(col.astype(object), dtype=_KIND_DTYPE)
-        elif c.store == "origin":
-            data[c.name] = pd.Categorical(col.astype(object), dtype=_ORIGIN_DTYPE)
-        elif c.store == "case":
-            data[c.name] = pd.to_numeric(col).astype("Int8").array
-        elif c.store == "bool":
-            data[c.name] = col.astype("boolean").array
-        elif c.store == "cat":
-            data[c.name] = _categorical(col.astype(object).where(col.notna(), None))
-        else:
-            data[c.name] = _strings(col.astype(object).to_numpy())
-    return _add_derived(pd.DataFrame(data))
-
-
-def write_frame(frame: pd.DataFrame, path: str | os.PathLike[str], fmt: str) -> None:
-    """Write an event-log frame as ``csv`` or ``parquet``."""
-    stored = frame[[c.name for c in COLUMNS]]
-    if fmt == "csv":
-        stored.to_csv(path, index=False)
-    elif fmt == "parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ImportError(
-                "to_parquet needs pyarrow: pip install 'tempsched-lab[parquet]'"
-            ) from exc
-        stored.to_parquet(path, index=False)
-    else:
-        raise ValueError(f"fmt={fmt!r}: expected 'csv' or 'parquet'")
-
-
-_TEXT_DTYPES = {c.name: object for c in COLUMNS if c.store in ("cat", "text")}
-
-
 def read_log(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read a log written by ``to_csv``/``to_parquet``; same dtypes as ``to_frame()``.
 
     The format is chosen by the file's suffix (``.parquet``/``.pq``, else CSV).
     """
-    p = os.fspath(path)
-    if p.endswith((".parquet", ".pq")):
-        raw = pd.read_parquet(p)
-    else:
-        # Only empty fields are missing: a label such as "None" or "NA" stays text.
-        raw = pd.read_csv(p, keep_default_na=False, na_values=[""], dtype=_TEXT_DTYPES)
-    return normalize_frame(raw)
+    from .logfiles import read_log as read
+
+    return read(path)
+
+
+class Recorder:
+    """Writes the event log in the scheduler's words: one method per kind of step.
+
+    The scheduler calls these while holding its lock; each reads the queue
+    context (head time, head size, queue size) itself, so a row always says
+    what the queue looked like right after the step. None of them raises for
+    any task, argument or exception a user can supply.
+    """
+
+    __slots__ = ("_append", "_fire", "_local", "_queue", "_wall", "log")
+
+    def __init__(self, log: EventLog, queue: TimerQueue) -> None:
+        self.log = log
+        self._queue = queue
+        self._append = log._append
+        self._local = log._local
+        self._wall = time.time
+        fire = type(queue).fire_time
+        from .queues.base import TimerQueue
+
+        self._fire = None if fire is TimerQueue.fire_time else queue.fire_time
+
+    def _thread(self) -> str:
+        try:
+            return self._local.name  # type: ignore[no-any-return]
+        except AttributeError:
+            name = self._local.name = threading.current_thread().name
+            return name
+
+    # -- decisions ------------------------------------------------------------------
+    def scheduled(
+        self,
+        now: float,
+        task: Task,
+        case: int,
+        origin: int,
+        head_before: float | None,
+        head_after: float | None,
+        woke: bool,
+    ) -> None:
+        """A request stored as ``task`` (cases 2, 3, 4, 6, 8), or a periodic re-arm."""
+        queue = self._queue
+        due = task.due
+        args = task.args
+        self._append((0, now, self._wall(), self._thread(), task.id, case, -1, due,
+                      due if self._fire is None else self._fire(due), task.label,
+                      "()" if args == () else short_repr(args), task.period, origin,
+                      head_before, head_after, queue.head_size(), len(queue), woke))  # fmt: skip
+
+    def duplicate(
+        self, now: float, request: Task, dup: Task, case: int, origin: int, head: float | None
+    ) -> None:
+        """A request that matched pending task ``dup`` (cases 5 and 7): nothing stored."""
+        queue = self._queue
+        due = request.due
+        self._append((0, now, self._wall(), self._thread(), dup.id, case, dup.id, due,
+                      due if self._fire is None else self._fire(due), request.name,
+                      short_repr(request.args), request.period, origin, head, head,
+                      queue.head_size(), len(queue), False))  # fmt: skip
+
+    def rejected(
+        self,
+        now: float,
+        case: int,
+        due: float,
+        label: str,
+        args: str,
+        period: float | None,
+        origin: int,
+        reason: str,
+    ) -> None:
+        """A request rejected: case 1 (in the past), or invalid input (``case`` 0)."""
+        queue = self._queue
+        self._append((1, now, self._wall(), self._thread(), case, due, label, args, period,
+                      origin, queue.head_time(), queue.head_size(), len(queue),
+                      reason))  # fmt: skip
+
+    # -- the worker -------------------------------------------------------------------
+    def woke(self, now: float, notified: bool, wait: float | None) -> None:
+        """The worker's wait ended: notified (the head moved earlier) or timed out."""
+        queue = self._queue
+        self._append((2, now, self._wall(), self._thread(), "notified" if notified else "timeout",
+                      wait, queue.head_time(), queue.head_size(), len(queue)))  # fmt: skip
+
+    # -- runs -------------------------------------------------------------------------
+    def dispatched(
+        self, now: float, task: Task, due: float, head: float | None, ready: int, size: int
+    ) -> None:
+        """A due task left the queue for its executor (its whole batch has left already)."""
+        self._append((3, now, self._wall(), self._thread(), task.id, due,
+                      due if self._fire is None else self._fire(due), task.label, head, ready,
+                      size))  # fmt: skip
+
+    def started(self, now: float, task: Task, due: float, dispatched: float) -> None:
+        """A run started."""
+        self._append((4, now, self._wall(), self._thread(), task.id, due, task.label, dispatched))
+
+    def finished(self, now: float, task: Task, due: float, duration: float, result: Any) -> None:
+        """A run returned (``result``: its return value, only its type name is kept)."""
+        self._append((5, now, self._wall(), self._thread(), task.id, due, task.label, duration,
+                      type(result).__name__))  # fmt: skip
+
+    def failed(
+        self, now: float, task: Task, due: float, duration: float, exc: BaseException
+    ) -> str:
+        """A run raised ``exc``; returns the traceback text it recorded."""
+        text = traceback_text(exc)
+        self._append((6, now, self._wall(), self._thread(), task.id, due, task.label, duration,
+                      describe_exception(exc), text))  # fmt: skip
+        return text
+
+    def event_set(self, now: float, task: Task, due: float) -> None:
+        """A ``threading.Event`` action was set."""
+        self._append((7, now, self._wall(), self._thread(), task.id, due, task.label))
+
+    def missed(self, now: float, task: Task, due: float, missed: int, policy: str) -> None:
+        """A periodic re-arm skipped ``missed`` runs under misfire ``policy``."""
+        self._append((8, now, self._wall(), self._thread(), task.id, due, task.label,
+                      task.period, missed, policy))  # fmt: skip
+
+    # -- cancel and shutdown ----------------------------------------------------------
+    def cancelled(
+        self,
+        now: float,
+        task_id: int,
+        result: str,
+        where: str | None,
+        task: Task | None,
+        head_before: float | None,
+    ) -> None:
+        """A cancel request and what it did."""
+        queue = self._queue
+        self._append((9, now, self._wall(), self._thread(), task_id, result, where,
+                      math.nan if task is None else task.due,
+                      None if task is None else task.label, head_before, queue.head_time(),
+                      queue.head_size(), len(queue)))  # fmt: skip
+
+    def dropped(self, now: float, task: Task, detail: str | None) -> None:
+        """``task`` was dropped by shutdown (pending, or a periodic task not re-armed)."""
+        queue = self._queue
+        self._append((10, now, self._wall(), self._thread(), task.id, "dropped", task.due,
+                      task.label, queue.head_size(), len(queue), detail))  # fmt: skip
+
+    def stopped(self, now: float, detail: str) -> None:
+        """The scheduler stopped (the last row of a closed scheduler's log)."""
+        queue = self._queue
+        self._append((10, now, self._wall(), self._thread(), -1, "stopped", math.nan, None,
+                      queue.head_size(), len(queue), detail))  # fmt: skip
+
+
+def traceback_text(exc: BaseException) -> str:
+    """The formatted traceback of ``exc`` from the task's own code on; never raises.
+
+    The runner's frame (``tempsched_lab/runs.py``, which called the task) is left
+    out; a broken ``__str__`` is named instead of raising.
+    """
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_filename == _RUNS:
+        tb = tb.tb_next
+    try:
+        return "".join(traceback.format_exception(type(exc), exc, tb))
+    except Exception:
+        frames = traceback.format_tb(tb) if tb is not None else []
+        return "".join(frames) + describe_exception(exc) + "\n"
+
+
+_RUNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runs.py")

@@ -17,6 +17,7 @@ history scrubber's engine and the log's completeness test.
 
 from __future__ import annotations
 
+import heapq
 import math
 
 import numpy as np
@@ -24,7 +25,7 @@ import pandas as pd
 
 from .decision import Case
 from .queues import QueueSnapshot, QueueState, TimerQueue, make_queue
-from .task import Task
+from .task import make_task
 
 __all__ = ["Replayer", "replay", "replay_snapshot"]
 
@@ -55,6 +56,8 @@ class Replayer:
         self._period = frame["period"].to_numpy(dtype="float64")
         self._result = frame["result"].astype(object).to_numpy()
         self._dup = frame["dup_of"].to_numpy(dtype="float64", na_value=math.nan)
+        fire_at = frame["fire_at"].to_numpy(dtype="float64")
+        self._fire_at = np.where(np.isnan(fire_at), self._due, fire_at)
         self._design = queue
         self._reset()
 
@@ -67,7 +70,8 @@ class Replayer:
         else:
             self.queue = make_queue(design)
         self.position = -1  # index of the last applied row
-        self._popped_at: float | None = None
+        self._fire: dict[int, float] = {}  # pending task -> when the live queue fires it
+        self._by_fire: list[tuple[float, int]] = []  # heap of (fire time, task); stale allowed
 
     @property
     def seq(self) -> int | None:
@@ -96,24 +100,36 @@ class Replayer:
             if case in _ADDS and math.isnan(self._dup[i]):  # duplicates add nothing
                 period = self._period[i]
                 label = self._label[i]
-                task = Task(int(self._task[i]), float(self._due[i]), _noop, (), None,
-                            None if math.isnan(period) else float(period),
-                            None if label is None or label != label else str(label))  # fmt: skip
+                tid = int(self._task[i])
+                task = make_task(tid, float(self._due[i]), _noop, (), None,
+                                 None if math.isnan(period) else float(period),
+                                 None if label is None or label != label
+                                 else str(label))  # fmt: skip
                 queue.insert(task)
+                fire = float(self._fire_at[i])
+                self._fire[tid] = fire
+                heapq.heappush(self._by_fire, (fire, tid))
             return
         if kind == "dispatch":
             tid = int(self._task[i])
             if tid in queue:
+                # The first dispatch row of a batch: the live queue popped the whole batch
+                # at once (every task whose fire time had come), before writing these rows.
+                # Fire times come from the log, so a log replays the same on any design.
                 t = float(self._t[i])
-                if self._popped_at != t:  # the scheduler popped every due group at once
-                    queue.pop_due(t)
-                    self._popped_at = t
-                queue.remove(tid)
+                by_fire, fires = self._by_fire, self._fire
+                while by_fire and by_fire[0][0] <= t:
+                    fire, other = heapq.heappop(by_fire)
+                    if fires.get(other) == fire:  # else stale: cancelled or re-armed since
+                        queue.remove(other)
+                        del fires[other]
             return
         if (kind == "cancel" and self._result[i] == "cancelled") or (
             kind == "shutdown" and self._result[i] == "dropped"
         ):
-            queue.remove(int(self._task[i]))
+            tid = int(self._task[i])
+            if queue.remove(tid) is not None:
+                del self._fire[tid]
 
     def state(self) -> QueueState:
         """The design-independent state after the last applied row."""

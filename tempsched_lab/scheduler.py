@@ -1,10 +1,20 @@
-"""The scheduler: one lock, one worker, the decision tree, executors, periodic runs.
+"""The scheduler: one lock, the decision tree, runs, periodic re-arms, cancel, shutdown.
 
-Every decision is taken, and every log row numbered, under one lock (a
-``threading.Condition``). A worker thread (real clock) or the virtual clock
-(:class:`~tempsched_lab.clock.VirtualClock`) pops what is due and hands each task
-to its executor. Tasks never run before their due time, a raising task never
-stops the others, and a worker that dies makes ``schedule`` raise instead of
+Every decision is taken, and every log row numbered, under one lock. The
+scheduler's state is declared in :meth:`Scheduler.__init__`; three collaborators
+receive what they need explicitly:
+
+* the clock's **driver** (:mod:`tempsched_lab.clock`) decides *when* to fire: a
+  worker thread for a real clock, the stepping caller for a virtual one; it
+  calls :meth:`Scheduler.fire_due` and is woken by :meth:`Driver.wake
+  <tempsched_lab.clock.Driver.wake>` when the head moves earlier;
+* the **launcher** (:mod:`tempsched_lab.executors`) decides *where* runs happen;
+* the **runner** (:mod:`tempsched_lab.runs`) runs one task and reports back
+  through :meth:`Scheduler.run_started` / :meth:`Scheduler.run_ended`;
+* the **recorder** (:class:`tempsched_lab.log.Recorder`) writes one row per step.
+
+Tasks never run before their due time, a raising task (or ``Event``) never
+stops the others, and a driver that dies makes ``schedule`` raise instead of
 returning IDs that never run.
 
 >>> from tempsched_lab import Scheduler, VirtualClock
@@ -20,40 +30,54 @@ second
 
 from __future__ import annotations
 
+import collections
+import logging
 import math
+import operator
 import sys
 import threading
+import time
+import traceback
 import warnings
 import weakref
 from collections.abc import Callable, Mapping
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from datetime import datetime
 from typing import Any
 
 from . import validation as check
-from .clock import Clock, RealClock
-from .decision import Case, Decision
-from .executors import BatchThreadPool
-from .lifecycle import LifecycleMixin
-from .log import EventLog
+from .clock import Clock, Driver, RealClock
+from .decision import Case, Decision, classify
+from .executors import Launcher, make_launcher
+from .log import EventLog, Recorder, traceback_text
 from .moment import Moment
 from .queues import TimerQueue, make_queue
-from .runs import RunsMixin, round_up
-from .schema import ORIGIN_CODE, ORIGINS
-from .task import CancelResult, Origin, Task, TaskState, TaskStatus, label_of, short_repr
-from .timescale import TimeScale
+from .runs import Run, Runner, in_task
+from .task import (
+    CancelResult,
+    Origin,
+    PeriodicTask,
+    Task,
+    TaskState,
+    TaskStatus,
+    describe_exception,
+    label_of,
+    short_repr,
+)
+from .timescale import TimeScale, fmt_duration
 
-__all__ = ["PastTimeError", "Scheduler", "SchedulerClosedError", "live_schedulers"]
+__all__ = ["PastTimeError", "Scheduler", "SchedulerClosedError", "live_schedulers", "logger"]
 
-_PAST = Case.PAST
-_WAKES = frozenset(c for c in Case if c.wakes_worker)
-_PENDING = int(TaskState.PENDING)
-_CANCELLED = int(TaskState.CANCELLED)
-_R_CANCELLED, _R_RUNNING = CancelResult.CANCELLED, CancelResult.RUNNING
-_R_ALREADY_DONE, _R_NOT_FOUND = CancelResult.ALREADY_DONE, CancelResult.NOT_FOUND
-_RESULT_TEXT = {r: r.value for r in CancelResult}
-_USER = ORIGIN_CODE["user"]
+#: Failing tasks are reported here (ERROR, with the traceback), as APScheduler and
+#: ``concurrent.futures`` users expect; configure it like any ``logging`` logger.
+logger = logging.getLogger("tempsched_lab")
+
+_PENDING, _RUNNING = TaskState.PENDING.value, TaskState.RUNNING.value
+_USER, _PERIODIC = Origin.USER.code, Origin.PERIODIC.code
+_ORIGIN_NAMES = tuple(o.value for o in Origin)
 _LIVE: weakref.WeakValueDictionary[Any, Scheduler] = weakref.WeakValueDictionary()
+#: how many failed runs' exceptions :meth:`Scheduler.exception` keeps (beyond live tasks')
+KEEP_EXCEPTIONS = 100
 
 
 class PastTimeError(ValueError):
@@ -73,13 +97,14 @@ def live_schedulers() -> list[Scheduler]:
     return [s for s in list(_LIVE.values()) if not s.closed]
 
 
-class Scheduler(RunsMixin, LifecycleMixin):
+class Scheduler:
     """Run callables (or set ``threading.Event`` s) at chosen times, and record every step.
 
     Args:
         clock: a :class:`~tempsched_lab.RealClock` (default; a daemon worker
             thread waits for due times) or a :class:`~tempsched_lab.VirtualClock`
-            (no worker: the clock fires due groups when stepped).
+            (no worker: the clock fires due groups when stepped), or any clock
+            following :class:`~tempsched_lab.clock.Clock`.
         executor: where runs happen: ``"pool"`` (a bounded thread pool, the
             default under a real clock), ``"thread"`` (a new thread per run, as
             the reference), ``"inline"`` (in the worker or the stepping thread;
@@ -88,15 +113,21 @@ class Scheduler(RunsMixin, LifecycleMixin):
         queue: the queue design, ``"sorteddict"`` (default), ``"heap"``,
             ``"wheel"``, or a :class:`~tempsched_lab.queues.TimerQueue`.
         log: record every step in :attr:`log` (``False`` records nothing).
-        max_log_rows: keep only the newest rows (a ring buffer); ``None`` keeps all.
-        resolution: round due times up to a grid of this many seconds, so that
-            relative requests can meet at one time point (never early).
+        max_log_rows: keep only the newest rows; ``None`` keeps all.
+        resolution: round due times up to a grid of this many seconds (at
+            least 1 µs), so that relative requests can meet at one time point
+            (never early).
         misfire: default misfire policy of periodic tasks (``"skip"``,
             ``"run_once"``, ``"catch_up"``).
         max_workers: size of the ``"pool"`` executor.
         name: a name for the scheduler; creating another live scheduler with the
             same name shuts the old one down with a warning (re-run notebook cells).
         queue_options: keyword arguments for the queue design (``slots``, ``tick``...).
+
+    Daemon threads: the worker and the pool's threads are daemon threads, so a
+    program that never calls :meth:`shutdown` can exit; runs still in flight at
+    interpreter exit are then cut short. Call ``shutdown()`` (or use ``with``)
+    to let them finish.
 
     >>> with Scheduler() as s:
     ...     tid = s.schedule(print, delay=0.01, args=("hello",))
@@ -119,80 +150,51 @@ class Scheduler(RunsMixin, LifecycleMixin):
         name: str | None = None,
         queue_options: Mapping[str, Any] | None = None,
     ) -> None:
-        self.clock: Clock = RealClock() if clock is None else clock
-        if not hasattr(self.clock, "now") or not hasattr(self.clock, "virtual"):
-            raise TypeError(f"clock={clock!r}: expected a RealClock or a VirtualClock")
-        origin = getattr(self.clock, "origin", 0.0)
+        clock = RealClock() if clock is None else clock
+        if not all(hasattr(clock, attr) for attr in ("now", "virtual", "attach")):
+            raise TypeError(f"clock={clock!r}: expected a RealClock, a VirtualClock or a Clock")
+        self.clock: Clock = clock
+        origin = getattr(clock, "origin", 0.0)
         #: The clock value users see as ``0.000 s``: the clock's origin (see :attr:`time_scale`).
         self.time_origin: float = float(origin) if isinstance(origin, (int, float)) else 0.0
         self.queue: TimerQueue = make_queue(queue, **dict(queue_options or {}))
-        # the wheel rounds due times up to its tick; the other designs fire at the due time
-        self._fire: Callable[[float], float] | None = getattr(self.queue, "fire_time", None)
+        self.resolution: float | None = check.check_resolution(resolution)
+        self.misfire: str = check.check_misfire(misfire)
+        self.name = name
+        #: identifies this scheduler's runs (``in_task.token``) even in other processes
+        self.token: int = id(self)
+        # -- state guarded by _lock ---------------------------------------------------
         self._lock = threading.Lock()
-        # The worker waits on _cond (woken when the head moves earlier); threads waiting for
-        # runs to settle (wait_idle, shutdown) wait on _settled. Two conditions on one lock:
-        # a notify meant for the worker can never be swallowed by another waiter.
-        self._cond = threading.Condition(self._lock)
+        #: notified when runs settle (nothing running, queue emptied, closed)
         self._settled = threading.Condition(self._lock)
         self.log = EventLog(
             max_log_rows, enabled=bool(log), lock=self._lock, time_origin=self.time_origin
         )
-        self._log: EventLog | None = self.log if log else None
-        self.resolution = None if resolution is None else check.check_period(resolution)
-        if resolution is not None and self.resolution is None:  # pragma: no cover
-            raise ValueError(f"resolution={resolution!r}")
-        self.misfire = check.check_misfire(misfire)
-        self.name = name
-        self._states = bytearray()
+        self._rec: Recorder | None = Recorder(self.log, self.queue) if log else None
+        self._states = bytearray()  # one TaskState byte per issued task ID
         self._running: dict[int, Task] = {}
-        self._options: dict[int, tuple[bool, str]] = {}  # periodic: (fixed_delay, misfire)
-        self._exceptions: dict[int, BaseException] = {}
+        self._exceptions: collections.OrderedDict[int, BaseException] = collections.OrderedDict()
         self._closed = False
-        self._moments = 0
         self._draining = False
-        self._waiting = False
         self._worker_error: BaseException | None = None
-        self._executor_kind, self._executor, self._owns_executor = self._make_executor(
-            executor, max_workers
+        self._moments = 0
+        # -- collaborators -----------------------------------------------------------
+        self._runner = Runner(self)
+        self._launcher: Launcher = make_launcher(
+            executor,
+            virtual=bool(clock.virtual),
+            runner=self._runner,
+            max_workers=max_workers,
+            on_idle=self._notify_settled,
         )
-        self._threads: set[threading.Thread] = set()
         self._site: tuple[str, int] | None = None
         self._register(name)
-        self._worker: threading.Thread | None = None
-        if self.clock.virtual:
-            self.clock._attach(self)  # type: ignore[attr-defined]
-        else:
-            self._worker = threading.Thread(
-                target=self._work, name=f"tempsched-worker-{name or id(self):}", daemon=True
-            )
-            self._worker.start()
+        self._driver: Driver = clock.attach(self, f"tempsched-worker-{name or hex(id(self))}")
 
     # -- set-up ---------------------------------------------------------------------
-    def _make_executor(
-        self, executor: str | Executor | None, max_workers: int | None
-    ) -> tuple[str, Executor | BatchThreadPool | None, bool]:
-        if executor is None:
-            executor = "inline" if self.clock.virtual else "pool"
-        if isinstance(executor, Executor):
-            kind = "threads" if isinstance(executor, ThreadPoolExecutor) else "remote"
-            return kind, executor, False
-        if executor == "pool":
-            if max_workers is not None and (
-                isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
-            ):
-                raise ValueError(f"max_workers={max_workers!r}: expected a positive integer")
-            return "batch", BatchThreadPool(max_workers), True
-        if executor in ("thread", "inline"):
-            return executor, None, False
-        raise ValueError(
-            f"executor={executor!r}: expected 'pool', 'thread', 'inline' or a "
-            "concurrent.futures.Executor"
-        )
-
     def _register(self, name: str | None) -> None:
-        key: Any = name
-        if key is not None:
-            old = _LIVE.get(key)
+        if name is not None:
+            old = _LIVE.get(name)
             if old is not None and not old.closed:
                 warnings.warn(
                     f"a live scheduler named {name!r} exists ({old!r}); shutting it down so "
@@ -200,7 +202,7 @@ class Scheduler(RunsMixin, LifecycleMixin):
                     stacklevel=3,
                 )
                 old.shutdown(wait=False)
-            _LIVE[key] = self
+            _LIVE[name] = self
             return
         _LIVE[id(self)] = self
         if not self.clock.virtual and _in_ipython():
@@ -247,7 +249,7 @@ class Scheduler(RunsMixin, LifecycleMixin):
         """
         return self._submit(
             action, at, delay, period, args, kwargs, label, fixed_delay, misfire, _USER
-        )[1]
+        ).task_id  # type: ignore[return-value]
 
     def schedule_decision(
         self,
@@ -273,11 +275,15 @@ class Scheduler(RunsMixin, LifecycleMixin):
         >>> d.case, d.task_id, d.head_after
         (<Case.EMPTY: 2>, 0, 3.0)
         """
-        code = ORIGIN_CODE[Origin(origin).value]
-        case, task_id, dup_id, due, head_before, head_after, woke = self._submit(
+        try:
+            code = Origin(origin).code
+        except ValueError:
+            raise ValueError(
+                f"origin={origin!r}: expected one of {[o.value for o in Origin]}"
+            ) from None
+        return self._submit(
             action, at, delay, period, args, kwargs, label, fixed_delay, misfire, code
         )
-        return Decision(case, task_id, due, head_before, head_after, dup_id, woke, ORIGINS[code])
 
     def _submit(
         self,
@@ -288,160 +294,148 @@ class Scheduler(RunsMixin, LifecycleMixin):
         args: Any,
         kwargs: Any,
         label: Any,
-        fixed_delay: bool,
+        fixed_delay: Any,
         misfire: Any,
         origin: int,
-    ) -> tuple[Case, int, int | None, float, float | None, float | None, bool]:
-        """Validate, take the decision under the lock, apply it; returns its parts.
-
-        The common shapes (a plain callable, a float time, a tuple of args) are
-        checked inline; everything else goes through :mod:`.validation`.
-        """
+    ) -> Decision:
+        """Validate (building the request), then decide and apply under the lock."""
         try:
-            if not callable(action):
-                action = check.check_action(action)
-            if period is not None:
-                period = check.check_period(period)
-            if type(args) is not tuple:
-                args = check.check_args(args)
-            if kwargs is not None:
-                kwargs = check.check_kwargs(kwargs)
-            if label is not None and type(label) is not str:
-                check.check_label(label)
-            if misfire is not None:
-                misfire = check.check_misfire(misfire)
+            task = self._request(action, at, delay, period, args, kwargs, label, fixed_delay,
+                                 misfire)  # fmt: skip
             if at is not None:
-                if delay is not None:
-                    raise ValueError(f"at={at!r} and delay={delay!r}: give one of them, not both")
-                if type(at) is not float or at - at != 0.0:
-                    at = (
-                        self.clock.from_datetime(at)
-                        if isinstance(at, datetime)
-                        else check.check_number("at", at)
-                    )
+                at = self._absolute(at)
             elif delay is not None:
-                if type(delay) is not float or delay - delay != 0.0 or delay > check.MAX_HORIZON:
-                    delay = check.check_delay(delay)
-            elif period is None:
-                raise ValueError("at=None, delay=None, period=None: give a time (at or delay)")
-        except (TypeError, ValueError, OverflowError, OSError) as exc:
+                delay = check.check_delay(delay)
+        except (TypeError, ValueError) as exc:
             self._record_invalid(action, args, period, label, origin, exc)
-            if isinstance(exc, (OverflowError, OSError)):
-                raise ValueError(f"at={at!r}: cannot convert to a time: {exc}") from None
             raise
         with self._lock:
             if self._closed or self._draining or self._worker_error is not None:
                 self._check_open()
             now = self.clock.now()
-            if at is not None:
-                due = at
-                if not -check.MAX_HORIZON <= due - now <= check.MAX_HORIZON:
-                    exc = ValueError(
-                        f"at={at!r}: more than {check.MAX_HORIZON:g} s (~31 years) away "
-                        f"from now={now!r}"
-                    )
-                    self._record_invalid_locked(now, action, args, period, label, origin, exc)
-                    raise exc
-            elif delay is not None:
-                due = now + delay
-            else:
-                due = now + period
-            if self.resolution is not None:
-                due = round_up(due, self.resolution)
-            return self._decide(
-                now, due, action, args, kwargs, period, label, origin, fixed_delay, misfire
+            due = at if at is not None else now + (delay if delay is not None else task.period)
+            return self._decide(task, due, now, origin, at)
+
+    def _request(
+        self, action: Any, at: Any, delay: Any, period: Any, args: Any, kwargs: Any,
+        label: Any, fixed_delay: Any, misfire: Any,
+    ) -> Task:  # fmt: skip
+        """The request record for validated arguments (every error names its argument)."""
+        if not callable(action):
+            action = check.check_action(action)
+        if type(args) is not tuple:
+            args = check.check_args(args)
+        if kwargs is not None:
+            kwargs = check.check_kwargs(kwargs)
+        if label is not None and type(label) is not str:
+            label = check.check_label(label)
+        if fixed_delay is not False:
+            check.check_flag("fixed_delay", fixed_delay)
+        if at is not None and delay is not None:
+            raise ValueError(
+                f"at={short_repr(at)} and delay={short_repr(delay)}: give one of them, not both"
             )
+        if period is None:
+            if at is None and delay is None:
+                raise ValueError("at=None, delay=None, period=None: give a time (at or delay)")
+            if fixed_delay or misfire is not None:
+                name = "fixed_delay" if fixed_delay else "misfire"
+                raise ValueError(f"{name}={short_repr(fixed_delay or misfire)}: needs a period")
+            return Task(0.0, action, args, kwargs, label)
+        period = check.check_period(period)
+        floor = self.queue.min_period
+        if period < floor:
+            raise ValueError(
+                f"period={short_repr(period)}: shorter than the {self.queue.design} queue's "
+                f"tick ({floor:g} s), which fires at most once per tick; use a smaller "
+                "tick (queue_options={'tick': ...}) or another queue design"
+            )
+        policy = self.misfire if misfire is None else check.check_misfire(misfire)
+        return PeriodicTask(0.0, action, args, kwargs, label, period, bool(fixed_delay), policy)
+
+    def _absolute(self, at: Any) -> float:
+        """``at`` as a finite value on this clock (numbers as given, datetimes converted)."""
+        if type(at) is float and at - at == 0.0:  # finite float: the common case
+            return at
+        if isinstance(at, datetime):
+            try:
+                return self.clock.from_datetime(at)
+            except (OverflowError, OSError, ValueError) as exc:
+                raise ValueError(f"at={at!r}: cannot convert to a time: {exc}") from None
+        return check.check_number("at", at)
 
     def _decide(
-        self,
-        now: float,
-        due: float,
-        action: Any,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any] | None,
-        period: float | None,
-        label: str | None,
-        origin: int,
-        fixed_delay: bool,
-        misfire: str | None,
-    ) -> tuple[Case, int, int | None, float, float | None, float | None, bool]:
+        self, task: Task, due: float, now: float, origin: int, at: float | None
+    ) -> Decision:
         """The decision tree and its effects; the lock is held."""
         queue = self.queue
+        rec = self._rec
+        if self.resolution is not None:
+            due = round_up(due, self.resolution)
+        if not -check.MAX_HORIZON <= due - now <= check.MAX_HORIZON:
+            name, value = ("at", at) if at is not None else ("delay", due - now)
+            exc = ValueError(
+                f"{name}={short_repr(value)}: more than {check.MAX_HORIZON:g} s (~31 years) "
+                "away from now"
+            )
+            self._record_invalid_locked(now, task.action, task.args, task.period, task.label,
+                                        origin, exc)  # fmt: skip
+            raise exc
+        task.due = due
+        if task.periodic:
+            task.base = due  # type: ignore[attr-defined]
         head_before = queue.head_time()
-        case, dup = queue.classify(due, now, action, args, kwargs, period)
-        log = self._log
-        if case is _PAST:
-            if log is not None:
-                log.reject(now, 1, due, label or label_of(action), short_repr(args), period,
-                           origin, head_before, queue.head_size(), len(queue),
-                           f"due={due!r} is before now={now!r}")  # fmt: skip
+        case, dup = classify(due, now, head_before, queue.tasks_at(due),
+                             (task.action, task.args, task.kwargs, task.period))  # fmt: skip
+        has_worker = self._driver.blocking
+        name = _ORIGIN_NAMES[origin]
+        if case is Case.PAST:
+            if rec is not None:
+                rec.rejected(now, 1, due, task.name, short_repr(task.args), task.period, origin,
+                             f"due={due!r} is before now={now!r}")  # fmt: skip
+            scale = TimeScale(self.time_origin)
             raise PastTimeError(
-                f"at/delay: the requested time {due!r} is in the past (now={now!r}); "
-                "case 1: nothing was scheduled",
-                Decision(case, None, due, head_before, head_before, origin=ORIGINS[origin]),
+                f"at/delay: the requested time ({scale.at(due)}) is {fmt_duration(now - due)} "
+                f"in the past (now: {scale.at(now)}); case 1: nothing was scheduled",
+                Decision(case, None, due, head_before, head_before, None, False, name, has_worker),
             )
         if dup is not None:
-            if log is not None:
-                log.schedule(now, dup.id, case, dup.id, due, self._fire_at(due),
-                             label or label_of(action), short_repr(args), period, origin,
-                             head_before, head_before, queue.head_size(), len(queue),
-                             False)  # fmt: skip
-            return case, dup.id, dup.id, due, head_before, head_before, False
-        task_id = len(self._states)
-        if label is None and log is not None:  # computed lazily (Task.name) when not logged
-            label = label_of(action)
-        task = Task(task_id, due, action, args, kwargs, period, label)
-        self._states.append(_PENDING)
-        if period is not None and (fixed_delay or (misfire and misfire != self.misfire)):
-            self._options[task_id] = (fixed_delay, misfire or self.misfire)
-        woke = self._store(task, case, now, head_before, origin)
-        # the tree says where the head is now: only cases 2 and 3 move it (to this task)
-        return case, task_id, None, due, head_before, due if case in _WAKES else head_before, woke
-
-    def _store(
-        self, task: Task, case: Case, now: float, head_before: float | None, origin: int
-    ) -> bool:
-        """Insert a decided task, wake the worker if the head moved earlier, log it.
-
-        The lock is held. Returns whether the worker was woken.
-        """
-        queue = self.queue
+            if rec is not None:
+                rec.duplicate(now, task, dup, case, origin, head_before)
+            return Decision(case, dup.id, due, head_before, head_before, dup.id, False, name,
+                            has_worker)  # fmt: skip
+        if rec is not None and task.label is None:  # computed once, lazily when not logged
+            task.label = label_of(task.action)
+        queue.check_time(due)  # (a wheel cannot place every float): before anything changes
+        task.id = len(self._states)
         queue.insert(task)
-        self._states[task.id] = _PENDING
-        woke = False
-        if case in _WAKES and self._waiting:
-            self._cond.notify()
-            woke = True
-        log = self._log
-        if log is not None:
-            due = task.due
-            args = task.args
-            fire_at = due if self._fire is None else self._fire(due)
-            log.schedule(now, task.id, case, -1, due, fire_at, task.label,
-                         "()" if args == () else short_repr(args), task.period, origin,
-                         head_before, due if case in _WAKES else head_before,
-                         queue.head_size(), len(queue), woke)  # fmt: skip
-        return woke
+        self._states.append(_PENDING)
+        moves = case is Case.EMPTY or case is Case.EARLIER_THAN_HEAD
+        woke = self._driver.wake() if moves else False
+        head_after = due if moves else head_before
+        if rec is not None:
+            rec.scheduled(now, task, case, origin, head_before, head_after, woke)
+        return Decision(case, task.id, due, head_before, head_after, None, woke, name, has_worker)
 
-    def _fire_at(self, due: float) -> float:
-        return due if self._fire is None else self._fire(due)
-
-    def _record_invalid(self, action: Any, args: Any, period: Any, label: Any, origin: int,
-                        exc: BaseException) -> None:  # fmt: skip
-        if self._log is None:
+    def _record_invalid(
+        self, action: Any, args: Any, period: Any, label: Any, origin: int, exc: BaseException
+    ) -> None:
+        if self._rec is None:
             return
         with self._lock:
-            self._record_invalid_locked(self.clock.now(), action, args, period, label, origin, exc)
+            self._record_invalid_locked(self.clock.now(), action, args, period, label, origin,
+                                        exc)  # fmt: skip
 
-    def _record_invalid_locked(self, now: float, action: Any, args: Any, period: Any, label: Any,
-                               origin: int, exc: BaseException) -> None:  # fmt: skip
-        if self._log is None:
+    def _record_invalid_locked(
+        self, now: float, action: Any, args: Any, period: Any, label: Any, origin: int,
+        exc: BaseException,
+    ) -> None:  # fmt: skip
+        if self._rec is None:
             return
         text_label = label if isinstance(label, str) else short_repr(action)
-        p = period if isinstance(period, float) else math.nan
-        self._log.reject(now, 0, math.nan, text_label, short_repr(args), p, origin,
-                         self.queue.head_time(), self.queue.head_size(), len(self.queue),
-                         f"{type(exc).__name__}: {exc}")  # fmt: skip
+        p = period if type(period) is float else math.nan
+        self._rec.rejected(now, 0, math.nan, text_label, short_repr(args), p, origin,
+                           describe_exception(exc))  # fmt: skip
 
     def _check_open(self) -> None:
         if self._worker_error is not None:
@@ -465,37 +459,29 @@ class Scheduler(RunsMixin, LifecycleMixin):
         (<CancelResult.CANCELLED: 'cancelled'>, <CancelResult.ALREADY_DONE: 'already_done'>, \
 <CancelResult.NOT_FOUND: 'not_found'>)
         """
-        if type(task_id) is not int and (isinstance(task_id, bool) or not isinstance(task_id, int)):
-            raise TypeError(f"task_id={task_id!r}: expected an int task ID")
+        task_id = _task_id(task_id)
         with self._lock:
             queue = self.queue
-            log = self._log
-            head_before = queue.head_time() if log is not None else None
+            head_before = queue.head_time()
             task = queue.remove(task_id)  # O(1) look-up by ID, O(log n) removal
             where = None
             if task is not None:
-                self._states[task_id] = _CANCELLED
-                result = _R_CANCELLED
-                if not len(queue) and not self._running:
-                    self._settled.notify_all()  # a wait_idle() in another thread may return
-                if log is not None:
-                    where = "head" if task.due == head_before else "queue"
+                self._states[task_id] = TaskState.CANCELLED
+                result = CancelResult.CANCELLED
+                where = "head" if task.due == head_before else "queue"
+                self._settle_if_idle()
             else:
                 task = self._running.get(task_id)
                 if task is not None and not task.stop_requested:
                     task.stop_requested = True
-                    result, where = _R_RUNNING, "running"
+                    result, where = CancelResult.RUNNING, "running"
                 elif 0 <= task_id < len(self._states):
-                    task = None
-                    result = _R_ALREADY_DONE
+                    task, result = None, CancelResult.ALREADY_DONE
                 else:
-                    task = None
-                    result = _R_NOT_FOUND
-            if log is not None:
-                log.cancel(self.clock.now(), task_id, _RESULT_TEXT[result], where,
-                           math.nan if task is None else task.due,
-                           None if task is None else task.label, head_before, queue.head_time(),
-                           queue.head_size(), len(queue))  # fmt: skip
+                    task, result = None, CancelResult.NOT_FOUND
+            if self._rec is not None:
+                self._rec.cancelled(self.clock.now(), task_id, result.value, where, task,
+                                    head_before)  # fmt: skip
             return result
 
     def status(self, task_id: int) -> TaskStatus:
@@ -503,30 +489,32 @@ class Scheduler(RunsMixin, LifecycleMixin):
 
         Raises ``KeyError`` for an ID this scheduler never issued.
         """
-        if isinstance(task_id, bool) or not isinstance(task_id, int):
-            raise TypeError(f"task_id={task_id!r}: expected an int task ID")
+        task_id = _task_id(task_id)
+        scale = TimeScale(self.time_origin)
         with self._lock:
             task = self.queue.get(task_id)
             if task is not None:
                 return TaskStatus(task_id, TaskState.PENDING, task.due, task.name, task.period,
-                                  task.runs, task.last_due)  # fmt: skip
+                                  task.runs, task.last_due, scale)  # fmt: skip
             task = self._running.get(task_id)
             if task is not None:
-                nxt = None
-                if task.period is not None and not task.stop_requested:
-                    fixed_delay = self._options.get(task_id, (False, ""))[0]
-                    nxt = None if fixed_delay else task.slot_due(task.slot_index + 1)
-                return TaskStatus(task_id, TaskState.RUNNING, nxt, task.name, task.period,
-                                  task.runs, task.last_due)  # fmt: skip
+                return TaskStatus(task_id, TaskState.RUNNING, task.next_due(), task.name,
+                                  task.period, task.runs, task.last_due, scale)  # fmt: skip
             if 0 <= task_id < len(self._states):
-                return TaskStatus(task_id, TaskState(self._states[task_id]))
+                return TaskStatus(task_id, TaskState(self._states[task_id]), time_scale=scale)
             raise KeyError(
                 f"task_id={task_id!r}: no such task (issued: 0..{len(self._states) - 1})"
             )
 
     def exception(self, task_id: int) -> BaseException | None:
-        """The exception the task's last failed run raised, or ``None``."""
-        return self._exceptions.get(task_id)
+        """The exception the task's last failed run raised, or ``None``.
+
+        Kept for the last failure of every live task and the
+        :data:`KEEP_EXCEPTIONS` most recent others; the locals of their
+        traceback frames are released (the log's ``detail`` keeps the text).
+        """
+        with self._lock:
+            return self._exceptions.get(_task_id(task_id))
 
     @property
     def pending(self) -> int:
@@ -547,6 +535,21 @@ class Scheduler(RunsMixin, LifecycleMixin):
     def worker_error(self) -> BaseException | None:
         """Why the worker died, if it did (it should not: please report it)."""
         return self._worker_error
+
+    @property
+    def executor_kind(self) -> str:
+        """Where runs happen: ``"inline"``, ``"thread"``, ``"pool"`` or ``"executor"``."""
+        return self._launcher.kind
+
+    @property
+    def has_worker(self) -> bool:
+        """True when a worker thread waits for due times (a real clock)."""
+        return self._driver.blocking
+
+    @property
+    def worker_thread(self) -> threading.Thread | None:
+        """The worker thread of a real clock (``None`` for a virtual clock)."""
+        return getattr(self._driver, "thread", None)
 
     def snapshot(self) -> Any:
         """A consistent :class:`~tempsched_lab.queues.QueueSnapshot` of the queue."""
@@ -589,6 +592,327 @@ class Scheduler(RunsMixin, LifecycleMixin):
                 time_scale=TimeScale(self.time_origin),
             )
 
+    # -- the clock protocol (called by the clock's driver) ----------------------------
+    def next_fire_time(self) -> float | None:
+        """When the earliest pending group fires (or a dispatched run waits to start)."""
+        with self._lock:
+            nxt = self.queue.next_time()
+        waiting = self._launcher.pending_since()
+        if waiting is not None and (nxt is None or waiting < nxt):
+            return waiting
+        return nxt
+
+    def fire_due(self, now: float) -> None:
+        """Dispatch every group due by now: Events are set here, runs go to the launcher.
+
+        ``now`` is the driver's reading; the clock is read again under the lock so
+        that rows stay in time order (``now`` only ever gets later).
+        """
+        with self._lock:
+            if self._closed:
+                return
+            runs, events = self._take_due(max(now, self.clock.now()))
+        for task, due, dispatched in events:
+            self._set_event(task, due, dispatched)
+        if runs or self._launcher.pending_since() is not None:
+            self._launcher.launch(runs)
+
+    def woke(self, now: float, notified: bool, wait: float | None) -> None:
+        """Record that the worker's wait ended."""
+        with self._lock:
+            if self._rec is not None and not self._closed:
+                self._rec.woke(max(now, self.clock.now()), notified, wait)
+
+    def driver_died(self, error: BaseException) -> None:
+        """The worker failed (a bug): refuse new work from now on, and wake every waiter."""
+        with self._lock:
+            self._worker_error = error
+            self._settled.notify_all()
+
+    def _take_due(self, now: float) -> tuple[list[Run], list[Run]]:
+        """Pop every due group and record the dispatches; the lock is held."""
+        groups = self.queue.pop_due(now)
+        if not groups:
+            return [], []
+        rec = self._rec
+        running, states, queue = self._running, self._states, self.queue
+        runs: list[Run] = []
+        events: list[Run] = []
+        if rec is not None:  # what every dispatch row of this batch shares
+            head, ready, size = queue.head_time(), queue.head_size(), len(queue)
+        for group in groups:
+            for task in group.tasks:
+                due = task.due
+                task.last_due = due
+                running[task.id] = task
+                states[task.id] = _RUNNING
+                if rec is not None:
+                    rec.dispatched(now, task, due, head, ready, size)
+                if isinstance(task.action, threading.Event):
+                    events.append((task, due, now))
+                else:
+                    runs.append((task, due, now))
+        return runs, events
+
+    def _set_event(self, task: Task, due: float, dispatched: float) -> None:
+        """Set an Event action (outside the lock: a subclass's ``set`` may do anything)."""
+        try:
+            task.action.set()  # type: ignore[union-attr]
+        except BaseException as exc:  # recorded as a failed run; the batch goes on
+            self.run_ended(task, due, None, None, exc)
+            return
+        with self._lock:
+            now = self.clock.now()
+            task.runs += 1
+            if self._rec is not None:
+                self._rec.event_set(now, task, due)
+            self._finished(task, now, None)
+
+    # -- runs (called by the runner, outside the lock) ----------------------------------
+    def run_started(self, task: Task, due: float, dispatched: float) -> float:
+        """Record a run's start; returns the start time."""
+        with self._lock:
+            started = self.clock.now()
+            task.runs += 1
+            if self._rec is not None:
+                self._rec.started(started, task, due, dispatched)
+            return started
+
+    def run_ended(
+        self, task: Task, due: float, started: float | None, result: Any, exc: BaseException | None
+    ) -> None:
+        """Record how a run ended, then re-arm a periodic task or settle its final state."""
+        text = None
+        with self._lock:
+            now = self.clock.now()
+            duration = math.nan if started is None else now - started
+            if exc is None:
+                if self._rec is not None:
+                    self._rec.finished(now, task, due, duration, result)
+            else:
+                text = self._rec.failed(now, task, due, duration, exc) if self._rec else None
+                self._keep_exception(task.id, exc)
+            self._finished(task, now, exc)
+        if exc is not None:
+            self._report_failure(task, due, exc, text)
+
+    def _keep_exception(self, task_id: int, exc: BaseException) -> None:
+        """Keep ``exc`` for :meth:`exception`, bounded; the lock is held."""
+        if exc.__traceback__ is not None:
+            traceback.clear_frames(exc.__traceback__)  # release the frames' locals
+        kept = self._exceptions
+        kept[task_id] = exc
+        kept.move_to_end(task_id)
+        while len(kept) > KEEP_EXCEPTIONS:
+            oldest = next(iter(kept))
+            if oldest in self.queue or oldest in self._running:
+                kept.move_to_end(oldest)  # a live task's last failure is kept
+                if next(iter(kept)) == task_id:
+                    break
+                continue
+            del kept[oldest]
+
+    def _report_failure(self, task: Task, due: float, exc: BaseException, text: str | None) -> None:
+        """Tell the ``tempsched_lab`` logger (outside the lock; handlers may be slow)."""
+        if not logger.isEnabledFor(logging.ERROR):
+            return
+        if text is None:
+            text = traceback_text(exc)
+        logger.error(
+            "task %d (%s) due %s failed: %s\n%s",
+            task.id,
+            task.name,
+            TimeScale(self.time_origin).text(due),
+            describe_exception(exc),
+            text.rstrip(),
+        )
+
+    def _finished(self, task: Task, now: float, exc: BaseException | None) -> None:
+        """A run ended: re-arm a periodic task or settle its final state; the lock is held."""
+        self._running.pop(task.id, None)
+        if task.periodic and not task.stop_requested:
+            if not (self._closed or self._draining):
+                self._rearm(task, now)  # type: ignore[arg-type]
+                return
+            if self._rec is not None:  # the end of a periodic task, said in the log
+                self._rec.dropped(now, task, "periodic task not re-armed: shutting down")
+            self._states[task.id] = TaskState.DROPPED
+        elif task.periodic:
+            self._states[task.id] = TaskState.CANCELLED
+        elif self._states[task.id] != TaskState.DROPPED:
+            self._states[task.id] = TaskState.FAILED if exc is not None else TaskState.DONE
+        self._settle_if_idle()
+
+    def _rearm(self, task: PeriodicTask, now: float) -> None:
+        """Schedule a periodic task's next run (same ID), as a decision of origin ``periodic``."""
+        period = task.period
+        assert period is not None
+        if task.fixed_delay:
+            task.base, task.grid_index = now + period, 0
+            due = task.base
+        else:
+            # Slot k is due at base + k * period, computed by one multiplication: adding the
+            # period run after run would accumulate rounding (on an epoch-sized clock each
+            # 1 ms step rounds by up to 0.1 us: a 1 kHz grid ran 72 ppm fast that way).
+            base, k = task.base, task.grid_index + 1
+            due = base + k * period
+            if due < now:
+                first_future = max(k + 1, math.ceil((now - base) / period))
+                while base + first_future * period < now:  # float safety
+                    first_future += 1
+                late = first_future - k  # slots k .. first_future - 1 are already past
+                missed = 0
+                if task.misfire == "skip":
+                    missed, k = late, first_future
+                elif task.misfire == "run_once":
+                    missed, k = late - 1, first_future - 1
+                if missed and self._rec is not None:
+                    self._rec.missed(now, task, due, missed, task.misfire)
+                due = base + k * period
+            task.grid_index = k
+        if self.resolution is not None:
+            due = round_up(due, self.resolution)
+        queue = self.queue
+        try:
+            queue.check_time(due)
+        except ValueError as exc:  # cannot be stored: the task ends, said in the log
+            if self._rec is not None:
+                self._rec.dropped(now, task, f"periodic task could not be re-armed: {exc}")
+            self._states[task.id] = TaskState.DROPPED
+            self._settle_if_idle()
+            return
+        head_before = queue.head_time()
+        # a re-arm is never rejected (catch-up runs may be due in the past) nor merged
+        case, _ = classify(due, now, head_before, queue.tasks_at(due), None, reject_past=False)
+        task.due = due
+        queue.insert(task)
+        self._states[task.id] = _PENDING
+        moves = case is Case.EMPTY or case is Case.EARLIER_THAN_HEAD
+        woke = self._driver.wake() if moves else False
+        if self._rec is not None:
+            self._rec.scheduled(now, task, case, _PERIODIC, head_before,
+                                due if moves else head_before, woke)  # fmt: skip
+
+    def _settle_if_idle(self) -> None:
+        """Wake idle waiters when nothing is left; finish a drain; the lock is held."""
+        if self._running or len(self.queue):
+            return
+        self._settled.notify_all()
+        if self._draining and not self._closed:
+            self._close_locked()
+
+    def _notify_settled(self) -> None:
+        with self._lock:
+            self._settled.notify_all()
+
+    # -- waiting and shutting down --------------------------------------------------------
+    def _idle(self) -> bool:
+        return not len(self.queue) and not self._running and not self._launcher.busy()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until nothing is pending or running (real clock); False on timeout.
+
+        Periodic tasks never leave the scheduler idle: cancel them first.
+        """
+        if not self._driver.blocking:
+            raise RuntimeError("wait_idle() needs a real clock; use clock.run_until_idle()")
+        with self._lock:
+            return (
+                self._settled.wait_for(
+                    lambda: self._idle() or self._worker_error is not None, timeout
+                )
+                and self._idle()
+            )
+
+    def shutdown(
+        self, wait: bool = True, timeout: float | None = None, cancel_pending: bool = True
+    ) -> list[TaskStatus]:
+        """Stop the scheduler; returns the tasks it dropped. Idempotent.
+
+        Args:
+            wait: wait for the worker and for runs in flight to finish.
+            timeout: the longest to wait, in seconds (``None``: no limit).
+            cancel_pending: drop pending tasks now (default); ``False`` lets
+                pending one-shot tasks run at their times first (periodic tasks
+                are not re-armed), then stops.
+
+        Raises ``RuntimeError`` when called with ``wait=True`` from inside one of
+        this scheduler's tasks, which would wait for itself (whatever the executor).
+        """
+        if wait and (
+            getattr(in_task, "token", None) == self.token or self._driver.owns_current_thread()
+        ):
+            raise RuntimeError(
+                "shutdown(wait=True) called from inside one of this scheduler's tasks would "
+                "wait for that task itself (a deadlock); use shutdown(wait=False) there"
+            )
+        deadline = None if timeout is None else time.monotonic() + timeout
+        dropped: list[TaskStatus] = []
+        with self._lock:
+            if not self._closed:
+                if not cancel_pending and self._driver.blocking and not self._idle():
+                    self._draining = True  # the last run to end closes the scheduler
+                    if not wait:
+                        return []
+                    self._settled.wait_for(lambda: self._closed, _remaining(deadline))
+                dropped = self._close_locked()
+        self._driver.stop()
+        self.log.close_subscriptions(timeout=_remaining(deadline) if wait else 0.0)
+        if wait:
+            self._join(deadline)
+        else:
+            self._launcher.shutdown(wait=False, timeout=None)
+        return dropped
+
+    def _close_locked(self) -> list[TaskStatus]:
+        """Drop what is pending, mark closed and log it (once); the lock is held."""
+        if self._closed:
+            return []
+        dropped = self._drop_all()
+        self._closed = True
+        self._draining = False
+        if self._rec is not None:
+            self._rec.stopped(self.clock.now(), f"dropped {len(dropped)} task(s)")
+        self._settled.notify_all()
+        self._driver.stop()
+        return dropped
+
+    def _drop_all(self) -> list[TaskStatus]:
+        """Drop every pending task and stop periodic tasks in flight; the lock is held."""
+        dropped: list[TaskStatus] = []
+        rec = self._rec
+        now = self.clock.now()
+        scale = TimeScale(self.time_origin)
+        pending = [task for _, point in self.queue.points() for task in point]
+        for task in pending:
+            self.queue.remove(task.id)
+            self._states[task.id] = TaskState.DROPPED
+            dropped.append(TaskStatus(task.id, TaskState.DROPPED, task.due, task.name,
+                                      task.period, task.runs, task.last_due, scale))  # fmt: skip
+            if rec is not None:
+                rec.dropped(now, task, None)
+        for task in list(self._running.values()):
+            if task.periodic and not task.stop_requested:
+                task.stop_requested = True
+                self._states[task.id] = TaskState.DROPPED
+                dropped.append(TaskStatus(task.id, TaskState.DROPPED, None, task.name,
+                                          task.period, task.runs, task.last_due,
+                                          scale))  # fmt: skip
+                if rec is not None:
+                    rec.dropped(
+                        now, task, "periodic task in flight: its run finishes, none follows"
+                    )
+        return dropped
+
+    def _join(self, deadline: float | None) -> None:
+        """Wait for the worker, the launcher and every run in flight (up to ``deadline``)."""
+        self._driver.join(_remaining(deadline))
+        self._launcher.shutdown(wait=deadline is None, timeout=_remaining(deadline))
+        with self._lock:
+            self._settled.wait_for(
+                lambda: not self._running and not self._launcher.busy(), _remaining(deadline)
+            )
+
     def __enter__(self) -> Scheduler:
         return self
 
@@ -600,8 +924,39 @@ class Scheduler(RunsMixin, LifecycleMixin):
         return (
             f"<Scheduler {self.name or hex(id(self))} {state}: {len(self.queue)} pending, "
             f"{len(self._running)} running, queue={self.queue.design}, "
-            f"executor={self._executor_kind}, clock={type(self.clock).__name__}>"
+            f"executor={self._launcher.kind}, clock={type(self.clock).__name__}>"
         )
+
+
+def _remaining(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _task_id(value: Any) -> int:
+    """A task ID: any integer (numpy integers included), not a bool."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool):
+        raise TypeError(f"task_id={value!r}: expected an int task ID")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"task_id={short_repr(value)}: expected an int task ID") from None
+
+
+def round_up(due: float, resolution: float) -> float:
+    """``due`` rounded up to a multiple of ``resolution`` (never earlier than ``due``).
+
+    >>> round_up(1.01, 0.5), round_up(1.5, 0.5)
+    (1.5, 1.5)
+    """
+    k = math.ceil(due / resolution)
+    for _ in range(4):  # float rounding may land one grid step low; a few steps suffice
+        result = k * resolution
+        if result >= due:
+            return result
+        k += 1
+    return due  # pragma: no cover - resolution is at least 1 µs, so the loop returns
 
 
 def _creation_site() -> tuple[str, int]:

@@ -1,27 +1,35 @@
-"""Task records: what the scheduler keeps for every accepted request.
+"""Task records: what the scheduler keeps for every request it accepts.
 
-A :class:`Task` is the scheduler's private, mutable record of one request (its
-due time changes when a periodic task is re-armed). What crosses the public
-API are frozen views: :class:`TaskView` inside queue snapshots and
-:class:`TaskStatus` from :meth:`Scheduler.status <tempsched_lab.Scheduler.status>`.
+A :class:`Task` is the request record: validation builds one, the decision tree
+reads it, and when the decision stores it, it becomes the scheduler's private,
+mutable record of that task (a periodic task's due time moves at each re-arm).
+Periodic tasks are :class:`PeriodicTask` s, which add the fixed-rate grid and
+their misfire options. What crosses the public API are frozen views:
+:class:`TaskView` inside queue snapshots and :class:`TaskStatus` from
+:meth:`Scheduler.status <tempsched_lab.Scheduler.status>`.
 """
 
 from __future__ import annotations
 
 import enum
 import functools
+import math
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from .timescale import TimeScale, fmt_duration
 
 __all__ = [
     "CancelResult",
     "Origin",
+    "PeriodicTask",
     "Task",
     "TaskState",
     "TaskStatus",
     "TaskView",
+    "describe_exception",
     "label_of",
     "short_repr",
 ]
@@ -41,11 +49,6 @@ class TaskState(enum.IntEnum):
     def __str__(self) -> str:
         return self.name.lower()
 
-    @property
-    def is_final(self) -> bool:
-        """True once the task will never run again."""
-        return self >= TaskState.DONE
-
 
 class CancelResult(str, enum.Enum):
     """What :meth:`Scheduler.cancel <tempsched_lab.Scheduler.cancel>` did.
@@ -64,11 +67,19 @@ class CancelResult(str, enum.Enum):
 
 
 class Origin(str, enum.Enum):
-    """Who asked for a schedule decision."""
+    """Who asked for a schedule decision (stored in the log as its index)."""
 
     USER = "user"
     PERIODIC = "periodic"
     COMPAT = "compat"
+
+    @property
+    def code(self) -> int:
+        """The small integer stored in log rows."""
+        return _ORIGIN_CODES[self]
+
+
+_ORIGIN_CODES = {origin: i for i, origin in enumerate(Origin)}
 
 
 def label_of(action: Any) -> str:
@@ -84,82 +95,124 @@ def label_of(action: Any) -> str:
         return "Event.set"
     if isinstance(action, functools.partial):
         return f"partial({label_of(action.func)})"
-    name = getattr(action, "__qualname__", None) or getattr(action, "__name__", None)
-    if name is None:
+    name = getattr(action, "__name__", None)
+    if not isinstance(name, str):
         name = type(action).__qualname__
-    return str(name)
+    return name
 
 
 class Task:
-    """The scheduler's record of one accepted request (internal, mutable).
+    """One request, and once accepted the scheduler's record of that task (internal, mutable).
 
-    ``due`` is when the next run is due on the scheduler's clock. A periodic
-    task keeps to a fixed-rate grid: slot ``k`` is due at ``base + k * period``
-    (``slot_index`` is the current slot), so neither lateness nor float
-    rounding accumulates into drift. ``slot`` is free for the queue design that holds the task (heap
-    index, wheel round...).
+    ``id`` is ``-1`` until the decision stores the task. ``due`` is when the
+    next run is due on the scheduler's clock. ``queue_pos`` belongs to the
+    queue design holding the task (its heap index, its wheel tick...).
+    ``stop_requested`` is set by a cancel that found the task running.
     """
 
     __slots__ = (
         "action",
         "args",
-        "base",
         "due",
         "id",
         "kwargs",
         "label",
         "last_due",
         "period",
+        "queue_pos",
         "runs",
-        "slot",
-        "slot_index",
         "stop_requested",
     )
 
+    #: Periodic tasks re-arm after each run (see :class:`PeriodicTask`).
+    periodic = False
+
     def __init__(
         self,
-        task_id: int,
         due: float,
         action: Callable[..., Any] | threading.Event,
-        args: tuple[Any, ...],
-        kwargs: Mapping[str, Any] | None,
-        period: float | None,
-        label: str | None,
+        args: Any = (),
+        kwargs: Mapping[str, Any] | None = None,
+        label: str | None = None,
     ) -> None:
-        self.id = task_id
+        self.id = -1
         self.due = due
-        self.base = due
-        self.slot_index = 0
         self.action = action
         self.args = args
         self.kwargs = kwargs
-        self.period = period
+        self.period: float | None = None
         self.label = label
         self.last_due: float | None = None
         self.runs = 0
-        self.slot: Any = None
+        self.queue_pos: Any = None
         self.stop_requested = False
-
-    def slot_due(self, k: int) -> float:
-        """Due time of slot ``k`` of a periodic task's grid."""
-        return self.base + k * (self.period or 0.0)
 
     @property
     def name(self) -> str:
         """The label given at schedule time, else the action's qualified name."""
         return self.label if self.label is not None else label_of(self.action)
 
+    def next_due(self) -> float | None:
+        """When the task runs next if nothing changes (``None`` for a one-shot run in flight)."""
+        return None
+
     def view(self) -> TaskView:
         """A frozen public picture of this task."""
         return TaskView(self.id, self.due, self.name, short_repr(self.args), self.period)
 
     def __repr__(self) -> str:
-        return f"Task(id={self.id}, due={self.due!r}, label={self.name!r}, period={self.period!r})"
+        return f"{type(self).__name__}(id={self.id}, due={self.due!r}, label={self.name!r})"
+
+
+class PeriodicTask(Task):
+    """A task that re-arms after each run, keeping its ID.
+
+    Fixed-rate by default: run ``k`` is due at ``base + k * period`` (``grid_index``
+    is the current ``k``), computed by one multiplication so that neither
+    lateness nor float rounding accumulates into drift. With ``fixed_delay``,
+    the next run is due ``period`` after the end of the previous one.
+    ``misfire`` says what a re-arm does with slots already in the past.
+    """
+
+    __slots__ = ("base", "fixed_delay", "grid_index", "misfire")
+
+    periodic = True
+
+    def __init__(
+        self,
+        due: float,
+        action: Callable[..., Any] | threading.Event,
+        args: Any,
+        kwargs: Mapping[str, Any] | None,
+        label: str | None,
+        period: float,
+        fixed_delay: bool,
+        misfire: str,
+    ) -> None:
+        super().__init__(due, action, args, kwargs, label)
+        self.period = period
+        self.base = due
+        self.grid_index = 0
+        self.fixed_delay = fixed_delay
+        self.misfire = misfire
+
+    def grid_due(self, k: int) -> float:
+        """Due time of slot ``k`` of the fixed-rate grid."""
+        return self.base + k * self.period  # type: ignore[operator]
+
+    def next_due(self) -> float | None:
+        """The next slot of the fixed-rate grid.
+
+        ``None`` with ``fixed_delay`` (it depends on the run's end) or once stopped.
+        """
+        if self.fixed_delay or self.stop_requested:
+            return None
+        return self.grid_due(self.grid_index + 1)
 
 
 @dataclass(frozen=True, slots=True)
 class TaskView:
-    """A pending task as shown in snapshots, plots and widgets."""
+    """A pending task as shown in snapshots, plots and widgets (``due`` on the clock's scale)."""
 
     id: int
     due: float
@@ -172,9 +225,17 @@ class TaskView:
 class TaskStatus:
     """The answer of :meth:`Scheduler.status <tempsched_lab.Scheduler.status>`.
 
-    ``next_due`` is ``None`` once the task will not run again (for a periodic
-    run in flight it is the next slot of its fixed-rate grid); ``last_due`` is the
-    due time of its latest run. After a task's end only ``state`` is kept.
+    ``next_due`` and ``last_due`` are values on the scheduler's clock (its
+    ``repr`` shows them in the time language: seconds since the clock's
+    origin). ``next_due`` is ``None`` once the task will not run again (for a
+    periodic run in flight it is the next slot of its fixed-rate grid);
+    ``last_due`` is the due time of its latest run. After a task's end only
+    ``state`` is kept.
+
+    >>> status = TaskStatus(3, TaskState.PENDING, 12.5, "tick", 0.5, 4, 12.0)
+    >>> status  # doctest: +NORMALIZE_WHITESPACE
+    TaskStatus(id=3, state=pending, next_due=12.500 s, label='tick', period=500.00 ms,
+               runs=4, last_due=12.000 s)
     """
 
     id: int
@@ -184,23 +245,87 @@ class TaskStatus:
     period: float | None = None
     runs: int = 0
     last_due: float | None = None
+    time_scale: TimeScale = field(default=TimeScale(0.0), repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        scale = self.time_scale
+        parts = [f"id={self.id}", f"state={self.state}"]
+        if self.next_due is not None:
+            parts.append(f"next_due={scale.text(self.next_due)}")
+        if self.label is not None:
+            parts.append(f"label={self.label!r}")
+        if self.period is not None:
+            parts.append(f"period={fmt_duration(self.period)}")
+        if self.runs:
+            parts.append(f"runs={self.runs}")
+        if self.last_due is not None:
+            parts.append(f"last_due={scale.text(self.last_due)}")
+        return f"TaskStatus({', '.join(parts)})"
 
 
 _REPR_LIMIT = 80
 
 
-def short_repr(value: Any) -> str:
+def short_repr(value: Any, limit: int = _REPR_LIMIT) -> str:
     """``repr`` cut to a readable length; never raises.
 
-    >>> short_repr((1, 'a'))
-    "(1, 'a')"
+    >>> short_repr((1, 'a')), short_repr(10**400)[:12]
+    ("(1, 'a')", '100000000000')
+    >>> len(short_repr(10**400))
+    80
     """
     if type(value) is tuple and not value:
         return "()"
     try:
         text = repr(value)
-    except Exception as exc:  # a broken __repr__ must not break scheduling
-        text = f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
-    if len(text) > _REPR_LIMIT:
-        text = text[: _REPR_LIMIT - 3] + "..."
+    except Exception:  # a broken __repr__ (or an int too long to print) must not break anything
+        text = f"<unrepresentable {type(value).__name__}>"
+    if not isinstance(text, str):
+        text = f"<unrepresentable {type(value).__name__}>"
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
     return text
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``"TypeName: message"`` for a log row; never raises (a broken ``__str__`` is named).
+
+    >>> class Bad(Exception):
+    ...     def __str__(self):
+    ...         raise RuntimeError("no")
+    >>> describe_exception(Bad()), describe_exception(ValueError("x"))
+    ('Bad: <str() of the exception raised RuntimeError>', 'ValueError: x')
+    """
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+        if not isinstance(message, str):
+            raise TypeError("__str__ returned a non-string")
+    except Exception as inner:
+        message = f"<str() of the exception raised {type(inner).__name__}>"
+    return f"{name}: {message}" if message else name
+
+
+def is_number(value: Any) -> bool:
+    """A finite float or int (not bool): the fast check for times."""
+    return (type(value) is float or type(value) is int) and math.isfinite(value)
+
+
+def make_task(
+    task_id: int,
+    due: float,
+    action: Callable[..., Any] | threading.Event = print,
+    args: Any = (),
+    kwargs: Mapping[str, Any] | None = None,
+    period: float | None = None,
+    label: str | None = None,
+) -> Task:
+    """A stored-task record with a given ID, for queues used on their own (tests, replay, docs).
+
+    >>> make_task(3, 1.5).id, make_task(3, 1.5, period=2.0).period
+    (3, 2.0)
+    """
+    task = Task(due, action, args, kwargs, label)
+    task.id = task_id
+    task.period = period
+    return task

@@ -31,7 +31,7 @@ from tempsched_lab.queues import (
     TimingWheelQueue,
     make_queue,
 )
-from tempsched_lab.task import Task
+from tempsched_lab.task import make_task
 
 
 def ping() -> None:
@@ -94,7 +94,7 @@ def machine_for(design: str, options: dict[str, Any]) -> type[RuleBasedStateMach
         def insert(self, offset: int, action: Any, period: float | None) -> None:
             # A coarse grid relative to the clock: collisions, late inserts, several rounds.
             due = math.floor(self.now) + offset * 0.25
-            task = Task(self.next_id, due, action, (offset % 3,), None, period, None)
+            task = make_task(self.next_id, due, action, (offset % 3,), None, period, None)
             self.q.insert(task)
             self.model.append((due, self.next_id, self.next_id))
             self.next_id += 1
@@ -175,7 +175,7 @@ def _replay(queue: TimerQueue, ops: list[Any]) -> tuple[list[Case], list[Any]]:
             case, _dup = queue.classify(due, now, action, args, None, None)
             cases.append(case)
             if case.adds_task:
-                queue.insert(Task(next_id, due, action, args, None, None, None))
+                queue.insert(make_task(next_id, due, action, args, None, None, None))
                 next_id += 1
         elif op[0] == "advance":
             ticks += op[1]
@@ -234,7 +234,7 @@ def test_classify_covers_all_cases_identically() -> None:
             if case in (Case.DUPLICATE_OF_HEAD, Case.DUPLICATE_IN_QUEUE):
                 assert dup is not None and dup.due == due
             if case.adds_task:
-                q.insert(Task(i, due, action, args, None, None, None))
+                q.insert(make_task(i, due, action, args, None, None, None))
         assert cases == expected, name
         assert as_pairs(q.pop_due(10.0)) == [(3.0, [1, 4]), (5.0, [0]), (7.0, [2, 6])]
 
@@ -248,7 +248,7 @@ def test_registry() -> None:
     for name in DESIGNS:
         q = make_queue(name)
         assert q.design == name
-        q.insert(Task(0, 1.0, ping, (), None, None, "x"))
+        q.insert(make_task(0, 1.0, ping, (), None, None, "x"))
         snap = q.snapshot()
         assert snap.design == name and snap.head_time == 1.0 and set(snap.tasks) == {0}
         assert snap.picture
@@ -300,13 +300,13 @@ def test_heap_removal_sifts_up_when_the_moved_entry_is_smaller_than_its_parent()
     dues = [1.0, 4.0, 2.0, 5.0, 6.0, 7.0, 3.0]
     q = HeapQueue()
     for i, due in enumerate(dues):
-        q.insert(Task(i, due, ping, (), None, None, None))
+        q.insert(make_task(i, due, ping, (), None, None, None))
     before = [due for _, due in q.picture()["heap"]]
     assert before == dues
     assert q.picture()["parent"] == [None, 0, 0, 1, 1, 2, 2]
 
     removed = q.remove(3)  # the task due 5.0, at heap[3]
-    assert removed is not None and removed.due == 5.0 and removed.slot is None
+    assert removed is not None and removed.due == 5.0 and removed.queue_pos is None
     q.check_invariants()
     assert [due for _, due in q.picture()["heap"]] == [1.0, 3.0, 2.0, 4.0, 6.0, 7.0]
     assert [g.due for g in q.pop_due(100.0)] == [1.0, 2.0, 3.0, 4.0, 6.0, 7.0]
@@ -328,7 +328,7 @@ def test_heap_removal_sifts_up_when_the_moved_entry_is_smaller_than_its_parent()
 def test_heap_random_removals_keep_the_heap(dues: list[int], data: st.DataObject) -> None:
     q = HeapQueue()
     for i, due in enumerate(dues):
-        q.insert(Task(i, float(due), ping, (), None, None, None))
+        q.insert(make_task(i, float(due), ping, (), None, None, None))
     order = data.draw(st.permutations(range(len(dues))))
     for task_id in order[: len(order) // 2]:
         q.remove(task_id)
@@ -341,7 +341,7 @@ def test_heap_random_removals_keep_the_heap(dues: list[int], data: st.DataObject
 def test_heap_check_invariants_detects_a_broken_heap() -> None:
     q = HeapQueue()
     for i, due in enumerate([1.0, 2.0, 3.0]):
-        q.insert(Task(i, due, ping, (), None, None, None))
+        q.insert(make_task(i, due, ping, (), None, None, None))
     q._heap[0], q._heap[2] = q._heap[2], q._heap[0]  # corrupt on purpose
     with pytest.raises(InvariantError):
         q.check_invariants()
@@ -355,7 +355,7 @@ def test_wheel_oversleep_of_several_revolutions_loses_nothing() -> None:
     q = TimingWheelQueue(slots=8, tick=0.5)  # one revolution = 4 s
     dues = [round(rng.uniform(0.0, 40.0), 3) for _ in range(300)]  # ten revolutions
     for i, due in enumerate(dues):
-        q.insert(Task(i, due, ping, (), None, None, None))
+        q.insert(make_task(i, due, ping, (), None, None, None))
     expected = sorted((due, i) for i, due in enumerate(dues))
 
     early = [(g.due, t.id) for g in q.pop_due(3.0) for t in g.tasks]
@@ -375,7 +375,7 @@ def test_wheel_oversleep_of_several_revolutions_loses_nothing() -> None:
 def test_wheel_jobs_beyond_one_revolution_fire_in_their_round() -> None:
     q = TimingWheelQueue(slots=8, tick=1.0)  # one revolution = 8 s
     for task_id, due in ((0, 10.0), (1, 2.0), (2, 18.0), (3, 0.5)):
-        q.insert(Task(task_id, due, ping, (), None, None, None))
+        q.insert(make_task(task_id, due, ping, (), None, None, None))
     # 2.0, 10.0 and 18.0 all hash to bucket 2, in rounds 0, 1 and 2.
     assert q.picture()["buckets"][2] == [(1, 0), (0, 1), (2, 2)]
     assert q.picture()["buckets"][1] == [(3, 0)]
@@ -393,7 +393,7 @@ def test_wheel_jobs_beyond_one_revolution_fire_in_their_round() -> None:
 def test_wheel_groups_several_dues_in_one_tick_by_due_then_insertion() -> None:
     q = TimingWheelQueue(slots=4, tick=1.0)
     for task_id, due in ((0, 0.9), (1, 0.2), (2, 0.9), (3, 0.5), (4, 0.2)):
-        q.insert(Task(task_id, due, ping, (task_id,), None, None, None))
+        q.insert(make_task(task_id, due, ping, (task_id,), None, None, None))
     assert q.next_time() == 1.0 and q.head_time() == 0.2
     assert q.pop_due(0.99) == []  # due, but the tick has not come: never early
     assert as_pairs(q.pop_due(1.0)) == [(0.2, [1, 4]), (0.5, [3]), (0.9, [0, 2])]
@@ -402,7 +402,7 @@ def test_wheel_groups_several_dues_in_one_tick_by_due_then_insertion() -> None:
 def test_wheel_far_jump_is_cheap() -> None:
     q = TimingWheelQueue()  # 10 ms ticks: 1e7 s is 1e9 ticks, about 4 million revolutions
     for i in range(1000):
-        q.insert(Task(i, 1e7 + i * 0.5, ping, (), None, None, None))
+        q.insert(make_task(i, 1e7 + i * 0.5, ping, (), None, None, None))
     start = time.perf_counter()
     assert q.pop_due(5e6) == []
     groups = q.pop_due(2e7)
@@ -416,8 +416,8 @@ def test_wheel_late_insert_fires_at_next_pop() -> None:
     q = TimingWheelQueue(slots=4, tick=1.0)
     assert q.pop_due(5.0) == []
     assert q.cursor == 6
-    q.insert(Task(0, 3.2, ping, (), None, None, None))  # its tick (4) has been passed
-    q.insert(Task(1, 5.0, ping, (), None, None, None))  # its tick (5) was just processed
+    q.insert(make_task(0, 3.2, ping, (), None, None, None))  # its tick (4) has been passed
+    q.insert(make_task(1, 5.0, ping, (), None, None, None))  # its tick (5) was just processed
     q.check_invariants()
     assert q.head_time() == 3.2 and q.next_time() == 4.0
     assert as_pairs(q.pop_due(5.0)) == [(3.2, [0]), (5.0, [1])]
@@ -426,7 +426,7 @@ def test_wheel_late_insert_fires_at_next_pop() -> None:
 def test_wheel_head_and_next_time_follow_removals() -> None:
     q = TimingWheelQueue(slots=4, tick=0.5)
     for task_id, due in ((0, 1.0), (1, 1.3), (2, 2.0), (3, 9.7)):
-        q.insert(Task(task_id, due, ping, (), None, None, None))
+        q.insert(make_task(task_id, due, ping, (), None, None, None))
     seen = []
     for task_id in (0, 1, 2, 3):
         seen.append((q.head_time(), q.next_time(), q.head_size()))
@@ -455,7 +455,7 @@ def test_wheel_rounding_never_fires_early(due: float, tick: float, origin: float
     assert fire - due < tick + eps
     assert origin + (idx - 1) * tick < due  # the first tick not earlier than due
     # A job fires exactly at its tick, not one tick before.
-    q.insert(Task(0, due, ping, (), None, None, None))
+    q.insert(make_task(0, due, ping, (), None, None, None))
     assert q.next_time() == fire
     assert q.pop_due(math.nextafter(fire, -math.inf)) == []
     assert [g.due for g in q.pop_due(fire)] == [due]
@@ -507,15 +507,15 @@ def test_wheel_argument_validation(kwargs: dict[str, Any], message: str) -> None
 def test_wheel_rejects_an_unplaceable_due_without_side_effects() -> None:
     q = TimingWheelQueue()
     with pytest.raises(ValueError, match="due=nan"):
-        q.insert(Task(0, math.nan, ping, (), None, None, None))
+        q.insert(make_task(0, math.nan, ping, (), None, None, None))
     assert len(q) == 0
     q.check_invariants()
 
 
 def test_wheel_picture() -> None:
     q = TimingWheelQueue(slots=4, tick=0.5, origin=1.0)
-    q.insert(Task(0, 1.2, ping, (), None, None, None))  # tick 1 -> bucket 1, round 0
-    q.insert(Task(1, 3.4, ping, (), None, None, None))  # tick 5 -> bucket 1, round 1
+    q.insert(make_task(0, 1.2, ping, (), None, None, None))  # tick 1 -> bucket 1, round 0
+    q.insert(make_task(1, 3.4, ping, (), None, None, None))  # tick 5 -> bucket 1, round 1
     pic = q.picture()
     assert pic["slots"] == 4 and pic["tick"] == 0.5 and pic["cursor"] == 0
     assert pic["buckets"] == [[], [(0, 0), (1, 1)], [], []]
@@ -535,9 +535,9 @@ def test_equal_dues_fire_in_insertion_order_not_id_order(
     q = make_queue(design, **options)
     ids = [7, 3, 9, 1, 5, 0, 8]
     for task_id in ids:
-        q.insert(Task(task_id, 2.0, ping, (task_id,), None, None, None))
-    q.insert(Task(20, 1.0, ping, (), None, None, None))
-    q.insert(Task(21, 3.0, ping, (), None, None, None))
+        q.insert(make_task(task_id, 2.0, ping, (task_id,), None, None, None))
+    q.insert(make_task(20, 1.0, ping, (), None, None, None))
+    q.insert(make_task(21, 3.0, ping, (), None, None, None))
     assert q.remove(9) is not None and q.remove(20) is not None
     q.check_invariants()
     point = q.tasks_at(2.0)
@@ -562,7 +562,7 @@ def test_insertion_order_with_ids_in_any_order(dues: list[int], data: st.DataObj
     for design, options in (("sorteddict", {}), ("heap", {}), ("wheel", {"slots": 4, "tick": 1.0})):
         q = make_queue(design, **options)
         for due, task_id in zip(dues, ids, strict=True):
-            q.insert(Task(task_id, float(due), ping, (), None, None, None))
+            q.insert(make_task(task_id, float(due), ping, (), None, None, None))
         for task_id in gone:
             q.remove(task_id)
         q.check_invariants()
@@ -572,7 +572,7 @@ def test_insertion_order_with_ids_in_any_order(dues: list[int], data: st.DataObj
 @pytest.mark.parametrize("design", ["heap", "wheel"])
 def test_lone_tasks_are_stored_bare(design: str) -> None:
     q: Any = make_queue(design, **({"slots": 4, "tick": 1.0} if design == "wheel" else {}))
-    a, b = (Task(i, 2.5, ping, (i,), None, None, None) for i in (0, 1))
+    a, b = (make_task(i, 2.5, ping, (i,), None, None, None) for i in (0, 1))
     q.insert(a)
     assert q._points[2.5] is a  # no list of one
     point = q.tasks_at(2.5)
@@ -580,14 +580,14 @@ def test_lone_tasks_are_stored_bare(design: str) -> None:
     q.insert(b)
     assert type(q._points[2.5]) is TimePoint and list(q._points[2.5]) == [a, b]
     if design == "wheel":
-        assert q._buckets[3][0] == {0: a, 1: b} and a.slot is b.slot  # one int per tick
+        assert q._buckets[3][0] == {0: a, 1: b} and a.queue_pos is b.queue_pos  # one int per tick
     q.remove(0)
     q.check_invariants()
     assert q._points[2.5] is b
     if design == "wheel":
         assert q._buckets[3][0] is b
     assert as_pairs(q.pop_due(10.0)) == [(2.5, [1])]
-    assert q._points == {} and b.slot is None
+    assert q._points == {} and b.queue_pos is None
 
 
 def test_memory_per_pending_task() -> None:
@@ -598,7 +598,7 @@ def test_memory_per_pending_task() -> None:
     """
     n = 10_000
     for name in DESIGNS:
-        tasks = [Task(i, 1e9 + i * 0.001, ping, (), None, None, None) for i in range(n)]
+        tasks = [make_task(i, 1e9 + i * 0.001, ping, (), None, None, None) for i in range(n)]
         q = make_queue(name)
         gc.collect()
         tracemalloc.start()

@@ -159,7 +159,7 @@ def test_events_are_set_inline_and_never_cleared():
         assert ev.is_set()
         frame = s.log.to_frame()
         row = frame.loc[frame["kind"] == "event_set"].iloc[0]
-        assert row["thread"] == s._worker.name  # set by the worker, not a runner thread
+        assert row["thread"] == s.worker_thread.name  # set by the worker, not a runner thread
 
 
 def test_process_pool_executor_runs_tasks():
@@ -421,7 +421,7 @@ def test_context_manager_shuts_down():
     with Scheduler() as s:
         s.schedule(noop, delay=30)
     assert s.closed
-    assert not s._worker.is_alive()
+    assert not s.worker_thread.is_alive()
 
 
 def test_a_dead_worker_makes_schedule_raise_with_the_cause():

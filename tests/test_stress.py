@@ -51,7 +51,7 @@ def test_eight_threads_2000_tasks_each_every_task_ends_exactly_once(executor, lo
         th.join()
     assert not errors
     assert s.wait_idle(timeout=60)
-    assert s.worker_error is None and s._worker.is_alive()
+    assert s.worker_error is None and s.worker_thread.is_alive()
     s.shutdown()
 
     all_ids = [tid for mine in ids_by_thread.values() for tid, _ in mine]

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..decision import Case, classify, same_request
+from ..decision import Case, classify, request_key, same_request
 from ..task import Task, TaskView
 
 __all__ = [
@@ -29,7 +29,8 @@ __all__ = [
     "point_discard",
 ]
 
-# A time point with more tasks than this gets a hash index for duplicate look-ups.
+# A time point with more tasks than this gets a hash index for duplicate look-ups: below it,
+# a scan of a few equality tests is cheaper than building and hashing keys.
 _INDEX_FROM = 8
 
 
@@ -37,14 +38,8 @@ class InvariantError(AssertionError):
     """A queue's internal structure is inconsistent (raised by ``check_invariants``)."""
 
 
-def _hashable_key(task: Task) -> tuple[Any, ...] | None:
-    kwargs = task.kwargs
-    key = (task.action, task.args, frozenset(kwargs.items()) if kwargs else None, task.period)
-    try:
-        hash(key)
-    except Exception:
-        return None
-    return key
+def _key_of(task: Task) -> Any:
+    return request_key(task.action, task.args, task.kwargs, task.period)
 
 
 class TimePoint(list):  # type: ignore[type-arg]
@@ -63,7 +58,7 @@ class TimePoint(list):  # type: ignore[type-arg]
         self._unhashable = 0
 
     def add(self, task: Task) -> None:
-        """Append ``task`` (O(1))."""
+        """Append ``task`` (O(1)); never raises, so it is safe after other structures changed."""
         self.append(task)
         if self._index is not None:
             self._index_one(task)
@@ -79,35 +74,36 @@ class TimePoint(list):  # type: ignore[type-arg]
         self._index = None  # rebuilt lazily: cheaper than keeping counts of equal keys
 
     def _index_one(self, task: Task) -> None:
-        key = _hashable_key(task)
+        key = _key_of(task)
         if key is None:
             self._unhashable += 1
-        else:
-            try:
-                self._index.setdefault(key, task)  # type: ignore[union-attr]
-            except Exception:
-                self._unhashable += 1
+            return
+        try:
+            self._index.setdefault(key, task)  # type: ignore[union-attr]
+        except Exception:  # an __eq__ that raises while resolving a hash collision
+            self._unhashable += 1
 
     def find_duplicate(
-        self, action: Any, args: tuple[Any, ...], kwargs: Any, period: float | None
+        self, action: Any, args: Any, kwargs: Any, period: float | None
     ) -> Task | None:
-        """The first task here equal to the request, or ``None``.
+        """The first task here equal to the request, or ``None``; never raises.
 
-        Equality that raises or is ambiguous (numpy arrays, DataFrames) counts
-        as "not equal"; it never raises.
+        Equality that raises or is ambiguous (numpy arrays, DataFrames) counts as
+        "not equal". In a large time point with every key hashable, the look-up
+        is one dict probe; otherwise the time point is scanned.
         """
-        if len(self) > _INDEX_FROM:
+        key = request_key(action, args, kwargs, period) if len(self) > _INDEX_FROM else None
+        if key is not None:
             if self._index is None:
                 self._index = {}
                 self._unhashable = 0
                 for task in self:
                     self._index_one(task)
             if self._unhashable == 0:
-                key = (action, args, frozenset(kwargs.items()) if kwargs else None, period)
                 try:
                     return self._index.get(key)
                 except Exception:
-                    pass  # unhashable or raising request: fall through to the scan
+                    pass  # an __eq__ that raises on a collision: fall through to the scan
         for task in self:
             if (
                 same_request(task.action, action)
@@ -262,13 +258,17 @@ class TimerQueue(abc.ABC):
         """The design's own view for plots; overridden per design."""
         return {}
 
+    def compact(self) -> None:
+        """Release memory held for removed tasks (designs that clean up lazily override it)."""
+        return None
+
     # -- shared -------------------------------------------------------------------------
     def classify(
         self,
         due: float,
         now: float,
         action: Any = None,
-        args: tuple[Any, ...] = (),
+        args: Any = (),
         kwargs: Any = None,
         period: float | None = None,
         *,
@@ -277,15 +277,33 @@ class TimerQueue(abc.ABC):
     ) -> tuple[Case, Task | None]:
         """Run the shared decision tree for a request; returns the case and any duplicate.
 
-        ``dedupe=False`` (periodic re-arms) never reports a duplicate.
+        ``dedupe=False`` (periodic re-arms) never reports a duplicate. Never raises
+        for any arguments: a comparison that fails counts as "not equal".
         """
         request = (action, args, kwargs, period) if dedupe else None
-        return classify(due, now, self.head_time(), self.tasks_at, request, reject_past=reject_past)
+        return classify(due, now, self.head_time(), self.tasks_at(due), request,
+                        reject_past=reject_past)  # fmt: skip
+
+    def fire_time(self, due: float) -> float:
+        """When a task due at ``due`` fires (a wheel rounds it up to its tick)."""
+        return due
+
+    @property
+    def min_period(self) -> float:
+        """The shortest period this design can honour (a wheel cannot fire twice per tick)."""
+        return 0.0
+
+    def check_time(self, due: float) -> None:
+        """Raise ``ValueError`` if ``due`` cannot be stored (before anything is changed)."""
+        return None
 
     def insert(self, task: Task) -> None:
-        """Store a task at ``task.due`` (the decision was taken by :meth:`classify`)."""
+        """Store a task at ``task.due`` (the decision was taken by :meth:`classify`).
+
+        Either the task is stored everywhere or, if this raises, nowhere.
+        """
+        self._add(task)  # each design checks what can fail before it changes anything
         self._by_id[task.id] = task
-        self._add(task)
 
     def remove(self, task_id: int) -> Task | None:
         """Remove the pending task with this ID; returns it, or ``None`` if not pending."""

@@ -4,7 +4,7 @@ The heap is a plain Python list of :class:`~tempsched_lab.task.Task` objects
 managed here (not :mod:`heapq`, which cannot remove from the middle). Entry
 ``i`` has its parent at ``(i - 1) // 2`` and its children at ``2i + 1`` and
 ``2i + 2``; entries are ordered by ``task.due``. Each task's position in the
-array is kept in ``task.slot``, so removal by ID finds its entry in O(1).
+array is kept in ``task.queue_pos``, so removal by ID finds its entry in O(1).
 
 Removing entry ``i`` moves the last entry into the hole. That entry came from
 another subtree, so it may be *smaller* than its new parent as well as larger
@@ -63,10 +63,10 @@ class HeapQueue(TimerQueue):
     Costs: insert O(log n), remove by ID O(log n), pop_due O(log n) per task,
     next_time O(1).
 
-    >>> from tempsched_lab.task import Task
+    >>> from tempsched_lab.task import make_task
     >>> q = HeapQueue()
     >>> for i, due in enumerate([5.0, 1.0, 3.0]):
-    ...     q.insert(Task(i, due, print, (), None, None, None))
+    ...     q.insert(make_task(i, due, print, (), None, None, None))
     >>> q.head_time(), [due for _, due in q.picture()["heap"]]
     (1.0, [1.0, 5.0, 3.0])
     >>> q.remove(1).due, q.head_time()
@@ -96,10 +96,10 @@ class HeapQueue(TimerQueue):
             if not due < parent.due:
                 break
             heap[pos] = parent
-            parent.slot = pos
+            parent.queue_pos = pos
             pos = parent_pos
         heap[pos] = task
-        task.slot = pos
+        task.queue_pos = pos
 
     def _sift_down(self, pos: int) -> None:
         """Move the entry at ``pos`` towards the leaves while a child is earlier."""
@@ -118,11 +118,11 @@ class HeapQueue(TimerQueue):
             if not child.due < due:
                 break
             heap[pos] = child
-            child.slot = pos
+            child.queue_pos = pos
             pos = child_pos
             child_pos = 2 * pos + 1
         heap[pos] = task
-        task.slot = pos
+        task.queue_pos = pos
 
     def _remove_at(self, pos: int) -> Task:
         """Remove the entry at ``pos``, restoring the heap in both directions (O(log n))."""
@@ -131,12 +131,12 @@ class HeapQueue(TimerQueue):
         last = heap.pop()
         if pos < len(heap):
             heap[pos] = last
-            last.slot = pos
+            last.queue_pos = pos
             if pos > 0 and last.due < heap[(pos - 1) >> 1].due:
                 self._sift_up(pos)  # the moved entry belongs above its new parent
             else:
                 self._sift_down(pos)
-        task.slot = None
+        task.queue_pos = None
         return task
 
     # -- TimerQueue ---------------------------------------------------------------------
@@ -147,7 +147,7 @@ class HeapQueue(TimerQueue):
         point_add(self._points, task.due, task)
 
     def _discard(self, task: Task) -> None:
-        pos = task.slot
+        pos = task.queue_pos
         heap = self._heap
         if not isinstance(pos, int) or not 0 <= pos < len(heap) or heap[pos] is not task:
             raise InvariantError(f"task {task.id} has no valid heap position ({pos!r})")
@@ -211,8 +211,10 @@ class HeapQueue(TimerQueue):
         heap = self._heap
         by_due: dict[float, list[Task]] = {}
         for i, task in enumerate(heap):
-            if task.slot != i:
-                raise InvariantError(f"task {task.id} at heap[{i}] records slot {task.slot!r}")
+            if task.queue_pos != i:
+                raise InvariantError(
+                    f"task {task.id} at heap[{i}] records position {task.queue_pos!r}"
+                )
             if i > 0:
                 parent = heap[(i - 1) >> 1]
                 if task.due < parent.due:

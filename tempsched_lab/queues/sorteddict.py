@@ -38,9 +38,9 @@ __all__ = ["SortedDictQueue"]
 class SortedDictQueue(TimerQueue):
     """Sorted dict of time -> tasks behind a ready head list (the default design).
 
-    >>> from tempsched_lab.task import Task
+    >>> from tempsched_lab.task import make_task
     >>> q = SortedDictQueue()
-    >>> q.insert(Task(0, 5.0, print, (), None, None, None))
+    >>> q.insert(make_task(0, 5.0, print, (), None, None, None))
     >>> q.head_time(), len(q)
     (5.0, 1)
     """

@@ -26,7 +26,7 @@ unsorted list per bucket and re-checks every job of every later round at each
 visit. To save memory, the jobs of one round are the bare
 :class:`~tempsched_lab.task.Task` when the tick holds a single job, and a
 ``{task_id: task}`` dict only once a second job shares the tick (it turns back
-into the bare task when it drops to one). ``task.slot`` holds the job's tick
+into the bare task when it drops to one). ``task.queue_pos`` holds the job's tick
 index; the jobs of one tick share a single int object.
 
 A job inserted for a tick the hand has already passed (a late insert) is still
@@ -77,7 +77,11 @@ from .base import (
     point_discard,
 )
 
-__all__ = ["TimingWheelQueue"]
+__all__ = ["MIN_TICK", "TimingWheelQueue"]
+
+#: The finest tick accepted (1 µs): an epoch-sized clock value (~1.8e9 s) has a float
+#: resolution of ~0.24 µs, so finer ticks would round onto each other.
+MIN_TICK = 1e-6
 
 _first = itemgetter(0)
 
@@ -99,10 +103,10 @@ class TimingWheelQueue(TimerQueue):
     O(log T) per occupied tick fired (empty ticks are skipped), next_time O(1)
     amortised.
 
-    >>> from tempsched_lab.task import Task
+    >>> from tempsched_lab.task import make_task
     >>> q = TimingWheelQueue(slots=4, tick=1.0)
     >>> for i, due in enumerate([2.5, 0.5, 6.0]):
-    ...     q.insert(Task(i, due, print, (), None, None, None))
+    ...     q.insert(make_task(i, due, print, (), None, None, None))
     >>> q.head_time(), q.next_time(), q.fire_time(2.5)
     (0.5, 1.0, 3.0)
     >>> q.picture()["buckets"]
@@ -121,8 +125,11 @@ class TimingWheelQueue(TimerQueue):
         if slots < 1:
             raise ValueError(f"slots={slots!r}: expected an int >= 1")
         tick_f = _check_real("tick", tick)
-        if tick_f <= 0:
-            raise ValueError(f"tick={tick!r}: expected a number > 0")
+        if not tick_f >= MIN_TICK:
+            raise ValueError(
+                f"tick={tick!r}: expected at least {MIN_TICK:g} s (finer ticks cannot be told "
+                "apart on an epoch-sized clock, and a tick of 0 would never advance)"
+            )
         origin_f = _check_real("origin", origin)
         super().__init__()
         self.slots = slots
@@ -139,6 +146,7 @@ class TimingWheelQueue(TimerQueue):
         self._cursor = 0
         self._head: float | None = None
         self._head_valid = True
+        self._stale = 0  # ticks emptied by removals since the last compaction
 
     # -- ticks ----------------------------------------------------------------------------
     @property
@@ -165,6 +173,24 @@ class TimingWheelQueue(TimerQueue):
         except (ValueError, OverflowError, TypeError) as exc:
             raise ValueError(f"due={due!r}: cannot be placed on the wheel ({exc})") from None
         return idx
+
+    @property
+    def min_period(self) -> float:
+        """The tick: a periodic task cannot fire more often than once per tick."""
+        return self.tick
+
+    def check_time(self, due: float) -> None:
+        """Raise ``ValueError`` if ``due`` cannot be placed on the wheel."""
+        self.fire_index(due)
+
+    def compact(self) -> None:
+        """Drop occupied-tick entries left behind by removals (O(T)); done by itself when
+        they outnumber the live ticks, so cancelled work never accumulates."""
+        buckets, slots = self._buckets, self.slots
+        live = [idx for idx in self._ticks if idx // slots in buckets[idx % slots]]
+        heapq.heapify(live)
+        self._ticks = live
+        self._queued = set(live)
 
     def fire_time(self, due: float) -> float:
         """When a job due at ``due`` fires: ``due`` rounded up to the tick (never earlier).
@@ -203,33 +229,29 @@ class TimingWheelQueue(TimerQueue):
     # -- TimerQueue -----------------------------------------------------------------------
     def _add(self, task: Task) -> None:
         due = task.due
-        try:
-            idx = self.fire_index(due)
-        except ValueError:
-            self._by_id.pop(task.id, None)  # insert() indexed it before calling us
-            raise
+        idx = self.fire_index(due)  # may raise: nothing has been changed yet
         slots = self.slots
         bucket = self._buckets[idx % slots]
         rnd = idx // slots
         jobs = bucket.get(rnd)
         if jobs is None:
             bucket[rnd] = task  # a lone job is stored bare: a dict per tick costs memory
-            task.slot = idx
+            task.queue_pos = idx
             if idx not in self._queued:
                 self._queued.add(idx)
                 heapq.heappush(self._ticks, idx)
         elif type(jobs) is dict:
-            task.slot = next(iter(jobs.values())).slot  # share the tick's int object
+            task.queue_pos = next(iter(jobs.values())).queue_pos  # share the tick's int object
             jobs[task.id] = task
         else:
-            task.slot = jobs.slot
+            task.queue_pos = jobs.queue_pos
             bucket[rnd] = {jobs.id: jobs, task.id: task}
         point_add(self._points, due, task)
         if self._head_valid and (self._head is None or due < self._head):
             self._head = due
 
     def _discard(self, task: Task) -> None:
-        idx = task.slot
+        idx = task.queue_pos
         if not isinstance(idx, int):
             raise InvariantError(f"task {task.id} has no wheel tick ({idx!r})")
         bucket = self._buckets[idx % self.slots]
@@ -237,13 +259,17 @@ class TimingWheelQueue(TimerQueue):
         jobs = bucket.get(rnd)
         if jobs is task:
             del bucket[rnd]  # its tick stays in the heap and is dropped lazily
+            self._stale += 1
+            if self._stale > 1024 and self._stale > len(self._ticks) // 2:
+                self._stale = 0
+                self.compact()  # amortised O(1): at most once per len(ticks)/2 removals
         elif type(jobs) is dict and jobs.get(task.id) is task:
             del jobs[task.id]
             if len(jobs) == 1:
                 bucket[rnd] = next(iter(jobs.values()))
         else:
             raise InvariantError(f"task {task.id} not found at tick {idx}")
-        task.slot = None
+        task.queue_pos = None
         due = task.due
         if not point_discard(self._points, due, task):
             return
@@ -306,10 +332,10 @@ class TimingWheelQueue(TimerQueue):
                 point = points.pop(due)
                 if type(point) is TimePoint:
                     for task in point:
-                        task.slot = None
+                        task.queue_pos = None
                     groups.append(DueGroup(due, tuple(point)))
                 else:
-                    point.slot = None
+                    point.queue_pos = None
                     groups.append(DueGroup(due, (point,)))
             fired_to = idx
         last = self._last_tick(now)  # every tick up to here has now been processed
@@ -363,9 +389,9 @@ class TimingWheelQueue(TimerQueue):
                 occupied.add(idx)
                 for task in _jobs(jobs):
                     stored += 1
-                    if task.slot != idx:
+                    if task.queue_pos != idx:
                         raise InvariantError(
-                            f"task {task.id} in tick {idx} records tick {task.slot!r}"
+                            f"task {task.id} in tick {idx} records tick {task.queue_pos!r}"
                         )
                     if self.fire_index(task.due) != idx:
                         raise InvariantError(
