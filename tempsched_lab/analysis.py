@@ -14,9 +14,12 @@ Every function takes a frame from :meth:`EventLog.to_frame
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from .decision import Case
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["case_counts", "lateness_summary", "periodic_runs", "task_history"]
 
@@ -28,6 +31,8 @@ def case_counts(frame: pd.DataFrame) -> pd.DataFrame:
 
     Columns: ``case``, ``short`` (the case's short name), ``count``.
     """
+    import pandas as pd
+
     decided = frame.loc[frame["kind"].isin(["schedule", "reject"]), "case"].dropna()
     counts = decided.astype(int).value_counts()
     return pd.DataFrame(
@@ -56,6 +61,8 @@ def lateness_summary(frame: pd.DataFrame, by: str | None = "label") -> pd.DataFr
     * ``queueing`` = dispatch -> start (waiting for an executor),
     * ``total`` = due -> start (what the task experienced).
     """
+    import pandas as pd
+
     dispatch = frame.loc[frame["kind"] == "dispatch"]
     start = frame.loc[frame["kind"] == "start"]
     measures = {
@@ -85,6 +92,8 @@ def task_history(frame: pd.DataFrame, task_id: int) -> pd.DataFrame:
 
 def periodic_runs(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per periodic task: label, period, runs, errors, missed runs, first and last run."""
+    import pandas as pd
+
     sched = frame.loc[(frame["kind"] == "schedule") & frame["period"].notna()]
     ids = sched["task_id"].dropna().astype("int64").unique()
     rows = []

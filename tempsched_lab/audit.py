@@ -21,9 +21,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["AuditReport", "audit"]
 
@@ -79,6 +80,8 @@ def audit(frame: pd.DataFrame, dropped: int = 0) -> AuditReport:
     row then has ``seq == dropped``); laws about tasks whose rows fell out are
     not checked.
     """
+    import numpy as np
+
     report = AuditReport(rows=len(frame))
     if not len(frame):
         return report

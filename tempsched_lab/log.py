@@ -359,7 +359,8 @@ def read_log(path: str | os.PathLike[str]) -> pd.DataFrame:
     """
     from .logfiles import read_log as read
 
-    return read(path)
+    frame: pd.DataFrame = read(path)
+    return frame
 
 
 class Recorder:

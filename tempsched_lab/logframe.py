@@ -109,9 +109,10 @@ _STORE_OF = {c.name: c.store for c in COLUMNS}
 
 def _plain(values: np.ndarray) -> list[Any]:
     """Array values as the Python objects rows hold (NaN floats back to ``None``)."""
+    items: list[Any] = values.tolist()
     if values.dtype.kind == "f":
-        return [None if v != v else v for v in values.tolist()]
-    return values.tolist()
+        return [None if v != v else v for v in items]
+    return items
 
 
 def columns_of(rows: Sequence[Row], first_seq: int) -> Columns:
@@ -177,7 +178,9 @@ def categorical(values: Any) -> pd.Categorical:
 def strings(values: Any) -> Any:
     """A nullable ``string`` array (missing = ``<NA>``), built without a per-item check."""
     obj = np.asarray(values, dtype=object)
-    return pd.arrays.StringArray(np.where(pd.isna(obj), pd.NA, obj).astype(object))
+    out = obj.copy()
+    out[pd.isna(obj)] = pd.NA
+    return pd.arrays.StringArray(out)
 
 
 def _finish(frame: pd.DataFrame, time_origin: float) -> pd.DataFrame:

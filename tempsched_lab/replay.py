@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import heapq
 import math
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from .decision import Case
 from .queues import QueueSnapshot, QueueState, TimerQueue, make_queue
 from .task import make_task
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Replayer", "replay", "replay_snapshot"]
 
@@ -45,6 +46,8 @@ class Replayer:
     """
 
     def __init__(self, frame: pd.DataFrame, queue: str | TimerQueue = "sorteddict") -> None:
+        import numpy as np
+
         frame = frame.sort_values("seq", kind="stable")
         self._seq = frame["seq"].to_numpy()
         self._kind = frame["kind"].astype(object).to_numpy()
@@ -80,6 +83,8 @@ class Replayer:
 
     def advance_to(self, seq: int | None) -> None:
         """Apply rows up to and including ``seq`` (``None``: every row)."""
+        import numpy as np
+
         if seq is None:
             last = len(self._seq) - 1
         else:

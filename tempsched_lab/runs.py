@@ -61,8 +61,9 @@ class Runner:
         outer = getattr(in_task, "token", None)
         in_task.token = host.token
         try:
+            action: Callable[..., Any] = task.action  # type: ignore[assignment]  # never an Event
             kwargs = task.kwargs
-            result = task.action(*task.args, **kwargs) if kwargs else task.action(*task.args)
+            result = action(*task.args, **kwargs) if kwargs else action(*task.args)
         except BaseException as exc:
             host.run_ended(task, due, started, None, exc)
             if isinstance(exc, (KeyboardInterrupt, SystemExit)) and (
@@ -78,7 +79,8 @@ class Runner:
         """Hand the action to an external executor; the start is the hand-over."""
         host = self._host
         started = host.run_started(task, due, dispatched)
-        future = executor.submit(call_marked, host.token, task.action, task.args, task.kwargs)
+        action: Callable[..., Any] = task.action  # type: ignore[assignment]  # never an Event
+        future = executor.submit(call_marked, host.token, action, task.args, task.kwargs)
 
         def done(fut: Future[Any]) -> None:
             try:

@@ -313,7 +313,12 @@ class Scheduler:
             if self._closed or self._draining or self._worker_error is not None:
                 self._check_open()
             now = self.clock.now()
-            due = at if at is not None else now + (delay if delay is not None else task.period)
+            if at is not None:
+                due = at
+            elif delay is not None:
+                due = now + delay
+            else:  # a periodic task with neither: its first run is one period from now
+                due = now + task.period  # type: ignore[operator]
             return self._decide(task, due, now, origin, at)
 
     def _request(
@@ -977,6 +982,6 @@ def _in_ipython() -> bool:
     if ipython is None:
         return False
     try:
-        return ipython.get_ipython() is not None  # type: ignore[attr-defined]
+        return ipython.get_ipython() is not None
     except Exception:
         return False

@@ -41,7 +41,7 @@ MISFIRE_POLICIES = ("skip", "run_once", "catch_up")
 def check_action(action: Any) -> Callable[..., Any] | threading.Event:
     """A callable or a ``threading.Event``."""
     if isinstance(action, threading.Event) or callable(action):
-        return action
+        return action  # type: ignore[no-any-return]
     raise TypeError(f"action={short_repr(action)}: expected a callable or a threading.Event")
 
 

@@ -42,7 +42,7 @@ def _key_of(task: Task) -> Any:
     return request_key(task.action, task.args, task.kwargs, task.period)
 
 
-class TimePoint(list):  # type: ignore[type-arg]
+class TimePoint(list[Task]):
     """The tasks due at one instant, in insertion order.
 
     Duplicate look-ups scan the list while it is short and switch to a hash
@@ -101,7 +101,8 @@ class TimePoint(list):  # type: ignore[type-arg]
                     self._index_one(task)
             if self._unhashable == 0:
                 try:
-                    return self._index.get(key)
+                    found: Task | None = self._index.get(key)
+                    return found
                 except Exception:
                     pass  # an __eq__ that raises on a collision: fall through to the scan
         for task in self:
@@ -148,8 +149,8 @@ def point_discard(points: Points, due: float, task: Task) -> bool:
 
 def as_point(value: Task | TimePoint | None) -> TimePoint | None:
     """A stored time point as a :class:`TimePoint` (a bare task is wrapped)."""
-    if value is None or type(value) is TimePoint:
-        return value  # type: ignore[return-value]
+    if value is None or isinstance(value, TimePoint):
+        return value
     return TimePoint((value,))
 
 

@@ -170,7 +170,7 @@ class HeapQueue(TimerQueue):
         if not heap:
             return 0
         point = self._points[heap[0].due]
-        return len(point) if type(point) is TimePoint else 1
+        return len(point) if isinstance(point, TimePoint) else 1
 
     def pop_due(self, now: float) -> list[DueGroup]:
         groups: list[DueGroup] = []
@@ -180,7 +180,7 @@ class HeapQueue(TimerQueue):
         while heap and heap[0].due <= now:
             due = heap[0].due
             point = points.pop(due)
-            if type(point) is TimePoint:
+            if isinstance(point, TimePoint):
                 # The k entries due now are the k smallest: popping the root k times
                 # takes exactly them; the time point gives their insertion order.
                 for _ in range(len(point)):
@@ -226,7 +226,7 @@ class HeapQueue(TimerQueue):
         if set(by_due) != set(self._points):
             raise InvariantError("the heap's due times and the time-point dict disagree")
         for due, point in self._points.items():
-            if type(point) is TimePoint:
+            if isinstance(point, TimePoint):
                 if len(point) < 2:
                     raise InvariantError(f"time point {due!r} holds {len(point)} task(s) as a list")
                 tasks = list(point)

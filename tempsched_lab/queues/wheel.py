@@ -240,7 +240,7 @@ class TimingWheelQueue(TimerQueue):
             if idx not in self._queued:
                 self._queued.add(idx)
                 heapq.heappush(self._ticks, idx)
-        elif type(jobs) is dict:
+        elif isinstance(jobs, dict):
             task.queue_pos = next(iter(jobs.values())).queue_pos  # share the tick's int object
             jobs[task.id] = task
         else:
@@ -263,7 +263,7 @@ class TimingWheelQueue(TimerQueue):
             if self._stale > 1024 and self._stale > len(self._ticks) // 2:
                 self._stale = 0
                 self.compact()  # amortised O(1): at most once per len(ticks)/2 removals
-        elif type(jobs) is dict and jobs.get(task.id) is task:
+        elif isinstance(jobs, dict) and jobs.get(task.id) is task:
             del jobs[task.id]
             if len(jobs) == 1:
                 bucket[rnd] = next(iter(jobs.values()))
@@ -288,7 +288,7 @@ class TimingWheelQueue(TimerQueue):
                 self._head = None
             else:
                 jobs = self._buckets[idx % self.slots][idx // self.slots]
-                if type(jobs) is dict:
+                if isinstance(jobs, dict):
                     self._head = min(task.due for task in jobs.values())
                 else:
                     self._head = jobs.due
@@ -304,7 +304,7 @@ class TimingWheelQueue(TimerQueue):
         if head is None:
             return 0
         point = self._points[head]
-        return len(point) if type(point) is TimePoint else 1
+        return len(point) if isinstance(point, TimePoint) else 1
 
     def pop_due(self, now: float) -> list[DueGroup]:
         groups: list[DueGroup] = []
@@ -324,13 +324,13 @@ class TimingWheelQueue(TimerQueue):
             self._queued.discard(idx)
             # Only this tick's round fires; later rounds in the same bucket stay.
             jobs = buckets[idx % slots].pop(idx // slots)
-            if type(jobs) is dict:
+            if isinstance(jobs, dict):
                 dues: Any = sorted({task.due for task in jobs.values()})
             else:
                 dues = (jobs.due,)
             for due in dues:
                 point = points.pop(due)
-                if type(point) is TimePoint:
+                if isinstance(point, TimePoint):
                     for task in point:
                         task.queue_pos = None
                     groups.append(DueGroup(due, tuple(point)))
@@ -375,7 +375,7 @@ class TimingWheelQueue(TimerQueue):
         occupied: set[int] = set()
         for b, bucket in enumerate(self._buckets):
             for rnd, jobs in bucket.items():
-                if type(jobs) is dict:
+                if isinstance(jobs, dict):
                     if len(jobs) < 2:
                         raise InvariantError(
                             f"round {rnd} of bucket {b} holds a dict of {len(jobs)}"
@@ -403,7 +403,7 @@ class TimingWheelQueue(TimerQueue):
                         raise InvariantError(f"task {task.id} missing from its time point")
         in_points = 0
         for due, point in self._points.items():
-            if type(point) is TimePoint:
+            if isinstance(point, TimePoint):
                 if len(point) < 2:
                     raise InvariantError(f"time point {due!r} holds {len(point)} task(s) as a list")
             elif not isinstance(point, Task):
@@ -431,9 +431,9 @@ class TimingWheelQueue(TimerQueue):
 
 def _jobs(jobs: Task | dict[int, Task]) -> Any:
     """The tasks of one tick: a bare task, or the values of its ``{task_id: task}`` dict."""
-    return jobs.values() if type(jobs) is dict else (jobs,)
+    return jobs.values() if isinstance(jobs, dict) else (jobs,)
 
 
 def _tasks(point: Task | TimePoint) -> Any:
     """The tasks of one time point: a bare task, or its :class:`TimePoint` list."""
-    return point if type(point) is TimePoint else (point,)
+    return point if isinstance(point, TimePoint) else (point,)
