@@ -6,11 +6,11 @@ import threading
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from tempsched_lab import TREE, Case, PastTimeError, Scheduler, VirtualClock
+from tempsched_lab import TREE, Case, PastTimeError, Scheduler, VirtualClock, replay
 
 
 def job(*args, **kwargs):
@@ -201,6 +201,31 @@ class DecisionModel(RuleBasedStateMachine):
         started = frame.loc[frame["kind"] == "start", "task_id"].astype(int).tolist()
         assert started == [p[1] for p in due_now]
 
+    @rule()
+    def step(self):
+        """One step of the clock: the earliest group fires (for the wheel: its whole tick)."""
+        fire = self.s.queue.fire_time
+        if not self.pending:
+            assert self.clock.step() is None
+            return
+        first = min(fire(p[0]) for p in self.pending)
+        due_now = sorted(
+            (p for p in self.pending if fire(p[0]) <= first), key=lambda p: (p[0], p[1])
+        )
+        before = len(self.s.log)
+        assert self.clock.step() == first
+        self.pending = [p for p in self.pending if fire(p[0]) > first]
+        frame = self.s.log.to_frame().iloc[before:]
+        started = frame.loc[frame["kind"] == "start", "task_id"].astype(int).tolist()
+        assert started == [p[1] for p in due_now]
+
+    @invariant()
+    def replay_equals_the_live_queue(self):
+        """The log is complete: replaying it (on the default design) gives the live state."""
+        if not hasattr(self, "s"):
+            return
+        assert replay(self.s.log.to_frame()) == self.s.queue.state()
+
     @invariant()
     def queue_consistent(self):
         if not hasattr(self, "s"):
@@ -236,3 +261,61 @@ def test_virtual_clock_runs_are_deterministic():
     o2, f2 = scenario()
     assert o1 == o2 == ["b", "a", "c", "b", "b", "b", "b"]  # b: 0.5, 1.25, 2, 2.75, 3.5
     assert f1.equals(f2)
+
+
+# -- the tree as data and the tree as code agree on every path ------------------------------
+
+
+@given(
+    points=st.dictionaries(
+        st.sampled_from([1.0, 2.0, 3.0, 4.0]),
+        st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3, unique=True),
+        max_size=4,
+    ),
+    due=st.sampled_from([0.0, 0.5, 1.0, 2.0, 2.5, 3.0, 4.0, 5.0]),
+    name=st.sampled_from(["a", "b", "c", "d"]),
+    design=st.sampled_from(["sorteddict", "heap", "wheel"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_walking_the_tree_data_gives_the_same_case_as_classify(points, due, name, design):
+    from tempsched_lab.decision import walk_tree
+    from tempsched_lab.queues import make_queue
+    from tempsched_lab.task import make_task
+
+    now = 0.75
+    queue = make_queue(design, **({"tick": 0.5, "slots": 4} if design == "wheel" else {}))
+    actions = {key: _named(key) for key in "abcd"}
+    for i, (t, names) in enumerate(sorted(points.items())):
+        for j, key in enumerate(names):
+            queue.insert(make_task(10 * i + j, t, actions[key]))
+    head = queue.head_time()
+    at_due = points.get(due, [])
+    answers = {
+        "past": due < now,
+        "empty": head is None,
+        "earlier": head is not None and due < head,
+        "at_head": due == head,
+        "dup_head": name in at_due,
+        "in_queue": bool(at_due),
+        "dup_queue": name in at_due,
+    }
+    by_data, path = walk_tree(answers.__getitem__)
+    by_code, dup = queue.classify(due, now, actions[name], (), None, None)
+    assert by_data is by_code
+    assert path == by_code.path
+    assert (dup is not None) == by_code.is_duplicate
+
+
+def test_every_case_has_one_path_through_the_tree():
+    leaves = [target for q in TREE for target in (q.yes, q.no) if isinstance(target, Case)]
+    assert sorted(leaves) == list(Case)
+    for case in Case:
+        assert case.path[0][0] == TREE[0].key
+
+
+def _named(key):
+    def action():
+        return key
+
+    action.__qualname__ = key
+    return action
