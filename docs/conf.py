@@ -29,9 +29,12 @@ exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**/.ipynb_checkpoints",
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 
-# Notebooks live in ../notebooks (executed by the test suite too); they are copied here
-# at build time and executed by myst-nb, so the site shows fresh outputs.
+# Notebooks live in ../notebooks. They are copied here at build time. The test suite
+# executes them once and points TEMPSCHED_EXECUTED_NOTEBOOKS at the executed copies, which
+# are shown as they are (not run twice); a plain build executes them with myst-nb.
+EXECUTED_NOTEBOOKS = os.environ.get("TEMPSCHED_EXECUTED_NOTEBOOKS")
 nb_execution_mode = os.environ.get("TEMPSCHED_NB_EXECUTION", "cache")
+nb_execution_excludepatterns = ["notebooks/*"] if EXECUTED_NOTEBOOKS else []
 nb_execution_timeout = 120
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
@@ -52,9 +55,13 @@ suppress_warnings = ["myst.header", "mystnb.unknown_mime_type"]
 
 
 def _copy_notebooks(app: object) -> None:
-    source = ROOT / "notebooks"
+    source = Path(EXECUTED_NOTEBOOKS) if EXECUTED_NOTEBOOKS else ROOT / "notebooks"
     target = HERE / "notebooks"
     target.mkdir(exist_ok=True)
+    expected = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    found = sorted(p.name for p in source.glob("*.ipynb"))
+    if found != expected:
+        raise RuntimeError(f"{source} holds {found}, expected the notebooks {expected}")
     for nb in sorted(source.glob("*.ipynb")):
         shutil.copy2(nb, target / nb.name)
 

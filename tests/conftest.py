@@ -1,14 +1,44 @@
-"""Shared fixtures: every scheduler a test creates is shut down afterwards."""
+"""Shared fixtures: every scheduler a test creates is shut down afterwards; notebooks run once.
+
+Markers: ``slow`` (left out of the fast lane, ``pytest -m "not slow"``), and the
+kinds that are always slow: ``notebooks``, ``browser``, ``docs`` (added here by
+file, so no test of those files can forget it).
+"""
 
 from __future__ import annotations
 
 import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 from tempsched_lab import live_schedulers
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+#: executed copies of the notebooks, reused by the docs build (not committed)
+EXECUTED = ROOT / "build" / "executed-notebooks"
+CELL_TIMEOUT_S = 120
+
+_KIND_BY_FILE = {
+    "test_notebooks.py": "notebooks",
+    "test_docs.py": "docs",
+    "test_widgets_browser.py": "browser",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        kind = _KIND_BY_FILE.get(Path(str(item.fspath)).name)
+        if kind is not None:
+            item.add_marker(getattr(pytest.mark, kind))
+        if kind is not None or item.get_closest_marker("notebooks"):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
@@ -26,3 +56,54 @@ def design(request):
     if request.param not in DESIGNS:
         pytest.fail(f"queue design {request.param!r} is not registered")
     return request.param
+
+
+@dataclass
+class NotebookRun:
+    """One notebook executed headless: the executed notebook, its time, its error if any."""
+
+    name: str
+    notebook: object
+    elapsed: float
+    error: BaseException | None
+
+
+def _execute(path: Path) -> NotebookRun:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT_S,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    started = time.perf_counter()
+    error = None
+    try:
+        client.execute()  # raises CellExecutionError on the first failing cell
+    except BaseException as exc:  # reported by the test of this notebook
+        error = exc
+    return NotebookRun(path.name, nb, time.perf_counter() - started, error)
+
+
+@pytest.fixture(scope="session")
+def executed_notebooks() -> dict[str, NotebookRun]:
+    """Every notebook in notebooks/ executed once per test session (two at a time).
+
+    The notebook tests check them; the docs build reuses the executed copies
+    (written to build/executed-notebooks/) instead of running them again.
+    """
+    import nbformat
+
+    paths = sorted(NOTEBOOKS.glob("*.ipynb"))
+    with ThreadPoolExecutor(max_workers=2) as pool:  # kernels are processes: 2 cores, 2 at once
+        runs = list(pool.map(_execute, paths))
+    EXECUTED.mkdir(parents=True, exist_ok=True)
+    for old in EXECUTED.glob("*.ipynb"):
+        old.unlink()
+    for run in runs:
+        if run.error is None:
+            nbformat.write(run.notebook, EXECUTED / run.name)
+    return {run.name: run for run in runs}

@@ -28,6 +28,7 @@ def test_virtual_demo_writes_every_output(tmp_path, capsys):
     assert "application/vnd.jupyter.widget-state+json" in html and "heartbeat" in html
 
 
+@pytest.mark.slow
 def test_real_clock_demo_runs_as_a_console_script(tmp_path):
     out = tmp_path / "real"
     proc = subprocess.run(

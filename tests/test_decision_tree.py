@@ -236,7 +236,7 @@ class DecisionModel(RuleBasedStateMachine):
         assert self.s.queue.head_time() == head
 
 
-TestDecisionModel = DecisionModel.TestCase
+TestDecisionModel = pytest.mark.slow(DecisionModel.TestCase)
 TestDecisionModel.settings = settings(
     max_examples=60, stateful_step_count=30, deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

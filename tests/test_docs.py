@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,11 +10,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+EXECUTED = ROOT / "build" / "executed-notebooks"
 
 
-@pytest.mark.timeout(900)  # executes every notebook again, as the site shows their outputs
-def test_docs_build_without_warnings(tmp_path):
+@pytest.mark.timeout(900)
+def test_docs_build_without_warnings(tmp_path, executed_notebooks):
+    """The site shows the notebooks as the notebook tests executed them (not run twice)."""
+    failed = [name for name, run in executed_notebooks.items() if run.error is not None]
+    assert not failed, f"notebooks failed to execute (see their tests): {failed}"
     out = tmp_path / "html"
+    env = {**os.environ, "TEMPSCHED_EXECUTED_NOTEBOOKS": str(EXECUTED)}
     proc = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
          "-d", str(tmp_path / "doctrees"), str(ROOT / "docs"), str(out)],
@@ -21,6 +27,7 @@ def test_docs_build_without_warnings(tmp_path):
         text=True,
         timeout=900,
         cwd=ROOT,
+        env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     index = (out / "index.html").read_text()

@@ -142,6 +142,7 @@ def test_thread_hammering_keeps_the_log_gapless_and_sound():
     assert report.ended == report.tasks and not report.pending
 
 
+@pytest.mark.slow
 def test_slow_and_raising_subscribers_do_not_delay_scheduling():
     with Scheduler() as s:
         seen = []
@@ -261,6 +262,7 @@ def test_log_off_records_nothing_but_still_schedules():
     assert len(s.log) == 0 and len(s.log.to_frame()) == 0
 
 
+@pytest.mark.slow
 def test_to_frame_uses_cached_chunks_and_stays_consistent():
     clock = VirtualClock()
     s = Scheduler(clock)

@@ -8,7 +8,6 @@ budget, and contain the outputs its lesson is about.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import nbformat
@@ -68,19 +67,6 @@ def _text(nb: nbformat.NotebookNode) -> str:
 
 def _count(nb: nbformat.NotebookNode, mime: str) -> int:
     return sum(mime in out.get("data", {}) for out in _outputs(nb))
-
-
-def _execute(path: Path) -> tuple[nbformat.NotebookNode, float]:
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb,
-        timeout=CELL_TIMEOUT_S,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    started = time.perf_counter()
-    client.execute()  # raises CellExecutionError on the first failing cell
-    return nb, time.perf_counter() - started
 
 
 def _check_tour(nb, text):
@@ -163,9 +149,9 @@ def test_the_seven_notebooks_are_there():
     assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == EXPECTED
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) or EXPECTED)
-def test_notebook_runs_and_teaches(name):
+def test_notebook_runs_and_teaches(name, executed_notebooks):
     path = NOTEBOOKS / name
     assert path.exists(), f"{name} is missing"
     on_disk = nbformat.read(path, as_version=4)
@@ -185,7 +171,10 @@ def test_notebook_runs_and_teaches(name):
     ]
     assert len(titles) == 1 and on_disk.cells[0].source.startswith("# "), "one '#' title, first"
 
-    nb, elapsed = _execute(path)
+    run = executed_notebooks[name]
+    if run.error is not None:
+        raise run.error
+    nb, elapsed = run.notebook, run.elapsed
 
     errors = [out for out in _outputs(nb) if out.output_type == "error"]
     assert not errors, errors

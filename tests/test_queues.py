@@ -137,6 +137,7 @@ def machine_for(design: str, options: dict[str, Any]) -> type[RuleBasedStateMach
     return QueueMachine
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("design", "options"), CONFIGS)
 def test_conformance(design: str, options: dict[str, Any]) -> None:
     run_state_machine_as_test(

@@ -599,6 +599,7 @@ def test_wait_idle_returns_when_the_last_pending_task_is_cancelled():
         assert result == [True]
 
 
+@pytest.mark.slow
 def test_a_waiting_thread_never_swallows_the_workers_wake_up():
     # wait_idle() waits on the scheduler's lock too; an earlier task scheduled meanwhile
     # must still wake the worker (two conditions on one lock, see Scheduler.__init__)
