@@ -6,6 +6,7 @@ import contextlib
 import random
 import threading
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -274,3 +275,10 @@ def test_to_frame_uses_cached_chunks_and_stays_consistent():
     assert len(second) == len(first) + 1
     pd.testing.assert_frame_equal(second.iloc[: len(first)], first)
     assert second["case"].iloc[-1] == 3
+
+
+def test_the_docs_schema_table_is_the_generated_one():
+    from tempsched_lab.schema import markdown_table
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "event-log.md").read_text()
+    assert markdown_table() in page, "regenerate the table: tempsched_lab.schema.markdown_table()"
