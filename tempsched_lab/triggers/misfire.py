@@ -60,7 +60,8 @@ def plan_rearm(trigger: Trigger, last_due: float, now: float, policy: str = "ski
     due = trigger.next_after(last_due)
     if due is None or due >= now:
         return Rearm(due, 0, 0, None)
-    late, last_late, nxt = 0, due, due
+    late, last_late = 0, due
+    nxt: float | None = due
     while nxt is not None and nxt < now:
         late += 1
         last_late = nxt
