@@ -105,6 +105,9 @@ def audit(frame: pd.DataFrame, dropped: int = 0) -> AuditReport:
     result = frame["result"].astype(object).to_numpy()
     origin = frame["origin"].astype(object).to_numpy()
     period = frame["period"].to_numpy(dtype="float64")
+    recurring = ~np.isnan(period)
+    if "trigger" in frame.columns:  # calendar tasks recur without a period
+        recurring |= frame["trigger"].notna().to_numpy()
     lateness = frame["lateness"].to_numpy(dtype="float64")
 
     periodic: dict[int, bool] = {}
@@ -131,7 +134,7 @@ def audit(frame: pd.DataFrame, dropped: int = 0) -> AuditReport:
                 if t in periodic:
                     problem(i, f"task {t} was accepted twice")
                 accepted.append(t)
-                periodic[t] = not math.isnan(period[i])
+                periodic[t] = bool(recurring[i])
             elif phase.get(t) != "ran" and t in periodic:
                 problem(i, f"task {t} re-armed while {phase.get(t)}")
             phase[t] = "queued"

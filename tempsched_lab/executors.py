@@ -237,9 +237,22 @@ def make_launcher(
     max_workers: int | None,
     on_idle: Callable[[], None],
 ) -> Launcher:
-    """The launcher for ``Scheduler(executor=...)`` (``None``: inline if virtual, else pool)."""
+    """The launcher for ``Scheduler(executor=...)`` (``None``: inline if virtual, else pool).
+
+    Besides the names and ``concurrent.futures`` executors, ``executor`` may be any
+    object with ``make_launcher(runner, on_idle) -> Launcher`` (a launcher factory;
+    a ``distributed.Client`` is wrapped in :class:`tempsched_lab.dask.DaskExecutor`).
+    """
     if executor is None:
         executor = "inline" if virtual else "pool"
+    if type(executor).__module__.split(".")[0] == "distributed":  # a dask Client
+        from .dask import DaskExecutor
+
+        executor = DaskExecutor(executor)  # type: ignore[arg-type]
+    factory = getattr(executor, "make_launcher", None)
+    if callable(factory):  # a launcher factory (LoopExecutor, DaskExecutor, your own)
+        launcher: Launcher = factory(runner, on_idle)
+        return launcher
     if isinstance(executor, Executor):
         return ExecutorLauncher(runner, executor)
     if max_workers is not None and (

@@ -410,7 +410,8 @@ class Recorder:
         self._append((0, now, self._wall(), self._thread(), task.id, case, -1, due,
                       due if self._fire is None else self._fire(due), task.label,
                       "()" if args == () else short_repr(args), task.period, origin,
-                      head_before, head_after, queue.head_size(), len(queue), woke))  # fmt: skip
+                      head_before, head_after, queue.head_size(), len(queue), woke,
+                      task.trigger_text))  # fmt: skip
 
     def duplicate(
         self, now: float, request: Task, dup: Task, case: int, origin: int, head: float | None
@@ -421,7 +422,7 @@ class Recorder:
         self._append((0, now, self._wall(), self._thread(), dup.id, case, dup.id, due,
                       due if self._fire is None else self._fire(due), request.name,
                       short_repr(request.args), request.period, origin, head, head,
-                      queue.head_size(), len(queue), False))  # fmt: skip
+                      queue.head_size(), len(queue), False, request.trigger_text))  # fmt: skip
 
     def rejected(
         self,

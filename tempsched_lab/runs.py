@@ -13,6 +13,7 @@ run of inline tasks) is recorded, then re-raised to stop the run there.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
@@ -34,6 +35,8 @@ class RunHost(Protocol):
 
     #: identifies the scheduler in ``in_task.token`` (picklable: it crosses to process pools)
     token: int
+    #: where coroutine actions are awaited (``None``: ``asyncio.run`` in the running thread)
+    loop: asyncio.AbstractEventLoop | None
 
     def run_started(self, task: Task, due: float, dispatched: float) -> float:
         """Record the start (under the lock); returns the start time."""
@@ -64,6 +67,9 @@ class Runner:
             action: Callable[..., Any] = task.action  # type: ignore[assignment]  # never an Event
             kwargs = task.kwargs
             result = action(*task.args, **kwargs) if kwargs else action(*task.args)
+            if result is not None and hasattr(result, "__await__"):
+                self._await(task, due, started, result)  # the end is recorded when it is done
+                return
         except BaseException as exc:
             host.run_ended(task, due, started, None, exc)
             if isinstance(exc, (KeyboardInterrupt, SystemExit)) and (
@@ -74,6 +80,32 @@ class Runner:
             host.run_ended(task, due, started, result, None)
         finally:
             in_task.token = outer
+
+    def _await(self, task: Task, due: float, started: float, awaitable: Any) -> None:
+        """Await a coroutine action on the scheduler's loop (or here, with ``asyncio.run``)."""
+        host = self._host
+        loop = host.loop
+        if loop is None or loop.is_closed():
+            try:
+                result = asyncio.run(_awaited(awaitable))
+            except BaseException as exc:
+                host.run_ended(task, due, started, None, exc)
+            else:
+                host.run_ended(task, due, started, result, None)
+            return
+
+        def done(fut: Any) -> None:
+            try:
+                exc = fut.exception() if not fut.cancelled() else asyncio.CancelledError()
+                result = None if exc is not None else fut.result()
+            except BaseException as inner:
+                exc, result = inner, None
+            host.run_ended(task, due, started, result, exc)
+
+        if _loop_of_this_thread() is loop:  # a loop-driven clock runs us on the loop itself
+            loop.create_task(_awaited(awaitable)).add_done_callback(done)
+        else:
+            asyncio.run_coroutine_threadsafe(_awaited(awaitable), loop).add_done_callback(done)
 
     def run_remote(self, executor: Executor, task: Task, due: float, dispatched: float) -> None:
         """Hand the action to an external executor; the start is the hand-over."""
@@ -103,6 +135,17 @@ class Runner:
     def not_started(self, task: Task, due: float, exc: BaseException) -> None:
         """The executor refused the run (shut down, no thread): recorded as a failed run."""
         self._host.run_ended(task, due, None, None, exc)
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _loop_of_this_thread() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def call_marked(

@@ -30,6 +30,7 @@ second
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import logging
 import math
@@ -60,6 +61,7 @@ from .task import (
     Task,
     TaskState,
     TaskStatus,
+    TriggeredTask,
     describe_exception,
     label_of,
     short_repr,
@@ -123,6 +125,10 @@ class Scheduler:
         name: a name for the scheduler; creating another live scheduler with the
             same name shuts the old one down with a warning (re-run notebook cells).
         queue_options: keyword arguments for the queue design (``slots``, ``tick``...).
+        loop: the asyncio event loop that awaits coroutine actions (``async def``);
+            by default the loop running where the scheduler is created (a Jupyter
+            kernel's), else each coroutine runs to its end with ``asyncio.run`` in
+            the executor's thread.
 
     Daemon threads: the worker and the pool's threads are daemon threads, so a
     program that never calls :meth:`shutdown` can exit; runs still in flight at
@@ -149,6 +155,7 @@ class Scheduler:
         max_workers: int | None = None,
         name: str | None = None,
         queue_options: Mapping[str, Any] | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         clock = RealClock() if clock is None else clock
         if not all(hasattr(clock, attr) for attr in ("now", "virtual", "attach")):
@@ -163,6 +170,8 @@ class Scheduler:
         self.name = name
         #: identifies this scheduler's runs (``in_task.token``) even in other processes
         self.token: int = id(self)
+        #: the event loop that awaits coroutine actions (``None``: ``asyncio.run`` per run)
+        self.loop: asyncio.AbstractEventLoop | None = loop if loop is not None else _running_loop()
         # -- state guarded by _lock ---------------------------------------------------
         self._lock = threading.Lock()
         #: notified when runs settle (nothing running, queue emptied, closed)
@@ -230,6 +239,9 @@ class Scheduler:
         label: str | None = None,
         fixed_delay: bool = False,
         misfire: str | None = None,
+        cron: str | None = None,
+        tz: Any = None,
+        trigger: Any = None,
     ) -> int:
         """Schedule ``action`` at ``at`` or after ``delay``, once or every ``period``.
 
@@ -242,13 +254,35 @@ class Scheduler:
         due + period) unless ``fixed_delay`` (next = end of run + period); runs
         missed by an overrun follow ``misfire``.
 
+        Calendar tasks: ``cron="0 9 * * mon-fri"`` with ``tz="Europe/Paris"`` (needs
+        ``pip install 'tempsched-lab[cron]'``), or ``trigger=`` any object with
+        ``next_after(t)`` and ``describe()`` (see :mod:`tempsched_lab.triggers`). The
+        first run is at the trigger's next fire time unless ``at``/``delay`` say
+        otherwise; each run re-arms at the trigger's next time after it, correct
+        across DST.
+
+        A coroutine function (``async def``) is awaited on the scheduler's event
+        loop (see ``loop=``); its run ends when the coroutine does.
+
         >>> from tempsched_lab import VirtualClock
         >>> s = Scheduler(VirtualClock())
         >>> s.schedule(print, delay=5, args=("later",))
         0
         """
         return self._submit(
-            action, at, delay, period, args, kwargs, label, fixed_delay, misfire, _USER
+            action,
+            at,
+            delay,
+            period,
+            args,
+            kwargs,
+            label,
+            fixed_delay,
+            misfire,
+            _USER,
+            cron,
+            tz,
+            trigger,
         ).task_id  # type: ignore[return-value]
 
     def schedule_decision(
@@ -264,6 +298,9 @@ class Scheduler:
         fixed_delay: bool = False,
         misfire: str | None = None,
         origin: Origin | str = Origin.USER,
+        cron: str | None = None,
+        tz: Any = None,
+        trigger: Any = None,
     ) -> Decision:
         """Like :meth:`schedule`, but returns the whole :class:`~tempsched_lab.Decision`.
 
@@ -282,7 +319,19 @@ class Scheduler:
                 f"origin={origin!r}: expected one of {[o.value for o in Origin]}"
             ) from None
         return self._submit(
-            action, at, delay, period, args, kwargs, label, fixed_delay, misfire, code
+            action,
+            at,
+            delay,
+            period,
+            args,
+            kwargs,
+            label,
+            fixed_delay,
+            misfire,
+            code,
+            cron,
+            tz,
+            trigger,
         )
 
     def _submit(
@@ -297,11 +346,18 @@ class Scheduler:
         fixed_delay: Any,
         misfire: Any,
         origin: int,
+        cron: Any = None,
+        tz: Any = None,
+        trigger: Any = None,
     ) -> Decision:
         """Validate (building the request), then decide and apply under the lock."""
         try:
-            task = self._request(action, at, delay, period, args, kwargs, label, fixed_delay,
-                                 misfire)  # fmt: skip
+            if cron is not None or tz is not None or trigger is not None:
+                task = self._calendar_request(action, at, delay, period, args, kwargs, label,
+                                              fixed_delay, misfire, cron, tz, trigger)  # fmt: skip
+            else:
+                task = self._request(action, at, delay, period, args, kwargs, label,
+                                     fixed_delay, misfire)  # fmt: skip
             if at is not None:
                 at = self._absolute(at)
             elif delay is not None:
@@ -317,6 +373,11 @@ class Scheduler:
                 due = at
             elif delay is not None:
                 due = now + delay
+            elif isinstance(task, TriggeredTask):  # a calendar task: its next fire time
+                first = task.trigger.next_after(now)
+                if first is None:
+                    raise ValueError(f"trigger={task.trigger!r}: has no fire time after now")
+                due = first
             else:  # a periodic task with neither: its first run is one period from now
                 due = now + task.period  # type: ignore[operator]
             return self._decide(task, due, now, origin, at)
@@ -358,6 +419,32 @@ class Scheduler:
         policy = self.misfire if misfire is None else check.check_misfire(misfire)
         return PeriodicTask(0.0, action, args, kwargs, label, period, bool(fixed_delay), policy)
 
+    def _calendar_request(
+        self, action: Any, at: Any, delay: Any, period: Any, args: Any, kwargs: Any,
+        label: Any, fixed_delay: Any, misfire: Any, cron: Any, tz: Any, trigger: Any,
+    ) -> Task:  # fmt: skip
+        """The request record of a calendar task (``cron=``/``tz=``/``trigger=``)."""
+        from .triggers import trigger_from
+
+        if period is not None:
+            raise ValueError(
+                f"period={short_repr(period)} with cron=/trigger=: give one way to recur"
+            )
+        if fixed_delay is not False:
+            raise ValueError(
+                f"fixed_delay={short_repr(fixed_delay)}: a calendar task follows its trigger"
+            )
+        if at is not None and delay is not None:
+            raise ValueError(
+                f"at={short_repr(at)} and delay={short_repr(delay)}: give one of them, not both"
+            )
+        repeat = trigger_from(cron=cron, tz=tz, trigger=trigger)
+        plain = self._request(action, 0.0 if at is None and delay is None else at, delay, None,
+                              args, kwargs, label, False, None)  # fmt: skip
+        policy = self.misfire if misfire is None else check.check_misfire(misfire)
+        return TriggeredTask(0.0, plain.action, plain.args, plain.kwargs, plain.label, repeat,
+                             policy)  # fmt: skip
+
     def _absolute(self, at: Any) -> float:
         """``at`` as a finite value on this clock (numbers as given, datetimes converted)."""
         if type(at) is float and at - at == 0.0:  # finite float: the common case
@@ -387,11 +474,11 @@ class Scheduler:
                                         origin, exc)  # fmt: skip
             raise exc
         task.due = due
-        if task.periodic:
-            task.base = due  # type: ignore[attr-defined]
+        if isinstance(task, PeriodicTask):
+            task.base = due
         head_before = queue.head_time()
         case, dup = classify(due, now, head_before, queue.tasks_at(due),
-                             (task.action, task.args, task.kwargs, task.period))  # fmt: skip
+                             (task.action, task.args, task.kwargs, task.repeat))  # fmt: skip
         has_worker = self._driver.blocking
         name = _ORIGIN_NAMES[origin]
         if case is Case.PAST:
@@ -500,11 +587,15 @@ class Scheduler:
             task = self.queue.get(task_id)
             if task is not None:
                 return TaskStatus(task_id, TaskState.PENDING, task.due, task.name, task.period,
-                                  task.runs, task.last_due, scale)  # fmt: skip
+                                  task.runs, task.last_due, scale, _describe(task),
+                                  task.upcoming(3))  # fmt: skip
             task = self._running.get(task_id)
             if task is not None:
-                return TaskStatus(task_id, TaskState.RUNNING, task.next_due(), task.name,
-                                  task.period, task.runs, task.last_due, scale)  # fmt: skip
+                nxt = task.next_due()
+                later = task.upcoming(4)[1:] if nxt is not None else ()
+                return TaskStatus(task_id, TaskState.RUNNING, nxt, task.name, task.period,
+                                  task.runs, task.last_due, scale, _describe(task),
+                                  later)  # fmt: skip
             if 0 <= task_id < len(self._states):
                 return TaskStatus(task_id, TaskState(self._states[task_id]), time_scale=scale)
             raise KeyError(
@@ -737,7 +828,10 @@ class Scheduler:
         self._running.pop(task.id, None)
         if task.periodic and not task.stop_requested:
             if not (self._closed or self._draining):
-                self._rearm(task, now)  # type: ignore[arg-type]
+                if isinstance(task, TriggeredTask):
+                    self._rearm_triggered(task, now)
+                else:
+                    self._rearm(task, now)  # type: ignore[arg-type]
                 return
             if self._rec is not None:  # the end of a periodic task, said in the log
                 self._rec.dropped(now, task, "periodic task not re-armed: shutting down")
@@ -775,16 +869,17 @@ class Scheduler:
                     self._rec.missed(now, task, due, missed, task.misfire)
                 due = base + k * period
             task.grid_index = k
+        self._arm_again(task, due, now)
+
+    def _arm_again(self, task: Task, due: float, now: float) -> None:
+        """Store a recurring task again at ``due``, as a decision of origin ``periodic``."""
         if self.resolution is not None:
             due = round_up(due, self.resolution)
         queue = self.queue
         try:
             queue.check_time(due)
         except ValueError as exc:  # cannot be stored: the task ends, said in the log
-            if self._rec is not None:
-                self._rec.dropped(now, task, f"periodic task could not be re-armed: {exc}")
-            self._states[task.id] = TaskState.DROPPED
-            self._settle_if_idle()
+            self._end_unarmed(task, now, f"periodic task could not be re-armed: {exc}")
             return
         head_before = queue.head_time()
         # a re-arm is never rejected (catch-up runs may be due in the past) nor merged
@@ -797,6 +892,29 @@ class Scheduler:
         if self._rec is not None:
             self._rec.scheduled(now, task, case, _PERIODIC, head_before,
                                 due if moves else head_before, woke)  # fmt: skip
+
+    def _rearm_triggered(self, task: TriggeredTask, now: float) -> None:
+        """Re-arm a calendar task at its trigger's next time (misfire policy applied)."""
+        from .triggers import plan_rearm
+
+        try:
+            plan = plan_rearm(task.trigger, task.due, now, task.misfire)
+        except Exception as exc:  # a user trigger that raises ends its task, said in the log
+            self._end_unarmed(task, now, f"trigger failed: {describe_exception(exc)}")
+            return
+        if plan.missed and plan.first_late is not None and self._rec is not None:
+            self._rec.missed(now, task, plan.first_late, plan.missed, task.misfire)
+        if plan.due is None:
+            self._states[task.id] = TaskState.DONE  # the trigger has no fire time left
+            self._settle_if_idle()
+            return
+        self._arm_again(task, plan.due, now)
+
+    def _end_unarmed(self, task: Task, now: float, detail: str) -> None:
+        if self._rec is not None:
+            self._rec.dropped(now, task, detail)
+        self._states[task.id] = TaskState.DROPPED
+        self._settle_if_idle()
 
     def _settle_if_idle(self) -> None:
         """Wake idle waiters when nothing is left; finish a drain; the lock is held."""
@@ -933,6 +1051,16 @@ class Scheduler:
         )
 
 
+def _describe(task: Task) -> str | None:
+    trigger = getattr(task, "trigger", None)
+    if trigger is None:
+        return None
+    try:
+        return str(trigger.describe())
+    except Exception:
+        return short_repr(trigger)
+
+
 def _remaining(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.0, deadline - time.monotonic())
 
@@ -975,6 +1103,13 @@ def _creation_site() -> tuple[str, int]:
     if frame is None:  # pragma: no cover
         return ("?", 0)
     return (frame.f_code.co_filename, frame.f_lineno)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _in_ipython() -> bool:

@@ -128,6 +128,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("thread", "cat", "name of the thread that took the step"),
     Column("error", "text", "error: exception type and message; reject: the reason"),
     Column("detail", "text", "error: traceback text; shutdown: what was dropped"),
+    Column(
+        "trigger", "text", "schedule: a calendar task's trigger, described (e.g. its cron rule)"
+    ),
 )
 COLUMN_BY_NAME = {c.name: c for c in COLUMNS}
 
@@ -135,7 +138,8 @@ COLUMN_BY_NAME = {c.name: c for c in COLUMNS}
 #: is not a column: ``queue_delay`` is derived from it (see :data:`DERIVED`).
 LAYOUTS: dict[str, tuple[str, ...]] = {
     "schedule": ("task_id", "case", "dup_of", "due", "fire_at", "label", "args", "period",
-                 "origin", "head_before", "head_after", "ready_size", "queue_size", "woke"),
+                 "origin", "head_before", "head_after", "ready_size", "queue_size", "woke",
+                 "trigger"),
     "reject": ("case", "due", "label", "args", "period", "origin", "head_before",
                "ready_size", "queue_size", "error"),
     "wake": ("result", "wait", "head_before", "ready_size", "queue_size"),

@@ -29,6 +29,7 @@ __all__ = [
     "TaskState",
     "TaskStatus",
     "TaskView",
+    "TriggeredTask",
     "describe_exception",
     "label_of",
     "short_repr",
@@ -126,6 +127,9 @@ class Task:
 
     #: Periodic tasks re-arm after each run (see :class:`PeriodicTask`).
     periodic = False
+    #: A calendar task's trigger and its description (see :class:`TriggeredTask`).
+    trigger: Any = None
+    trigger_text: str | None = None
 
     def __init__(
         self,
@@ -152,9 +156,18 @@ class Task:
         """The label given at schedule time, else the action's qualified name."""
         return self.label if self.label is not None else label_of(self.action)
 
+    @property
+    def repeat(self) -> Any:
+        """How the task recurs (its period, its trigger, or ``None``): part of its duplicate key."""
+        return self.period
+
     def next_due(self) -> float | None:
         """When the task runs next if nothing changes (``None`` for a one-shot run in flight)."""
         return None
+
+    def upcoming(self, n: int) -> tuple[float, ...]:
+        """The next ``n`` due times after the current one (periodic and calendar tasks)."""
+        return ()
 
     def view(self) -> TaskView:
         """A frozen public picture of this task."""
@@ -209,6 +222,62 @@ class PeriodicTask(Task):
             return None
         return self.grid_due(self.grid_index + 1)
 
+    def upcoming(self, n: int) -> tuple[float, ...]:
+        if self.fixed_delay:
+            return ()
+        return tuple(self.grid_due(self.grid_index + k) for k in range(1, n + 1))
+
+
+class TriggeredTask(Task):
+    """A task re-armed by a trigger (a cron expression in a time zone, or any ``Trigger``).
+
+    After each run the next due time is ``trigger.next_after(this run's due)``; runs
+    whose time passed during an overrun follow ``misfire``. The task ends when the
+    trigger has no fire time left.
+    """
+
+    __slots__ = ("misfire", "trigger", "trigger_text")
+
+    periodic = True
+
+    def __init__(
+        self,
+        due: float,
+        action: Callable[..., Any] | threading.Event,
+        args: Any,
+        kwargs: Mapping[str, Any] | None,
+        label: str | None,
+        trigger: Any,
+        misfire: str,
+    ) -> None:
+        super().__init__(due, action, args, kwargs, label)
+        self.trigger = trigger
+        self.misfire = misfire
+        try:
+            text = str(trigger.describe())
+        except Exception:
+            text = short_repr(trigger)
+        self.trigger_text = text
+
+    @property
+    def repeat(self) -> Any:
+        return self.trigger
+
+    def next_due(self) -> float | None:
+        if self.stop_requested:
+            return None
+        nxt: float | None = self.trigger.next_after(self.due)
+        return nxt
+
+    def upcoming(self, n: int) -> tuple[float, ...]:
+        out: list[float] = []
+        t: float | None = self.due
+        while len(out) < n and t is not None:
+            t = self.trigger.next_after(t)
+            if t is not None:
+                out.append(t)
+        return tuple(out)
+
 
 @dataclass(frozen=True, slots=True)
 class TaskView:
@@ -246,6 +315,10 @@ class TaskStatus:
     runs: int = 0
     last_due: float | None = None
     time_scale: TimeScale = field(default=TimeScale(0.0), repr=False, compare=False)
+    #: a calendar task's trigger, described (``"At 09:00 on Monday through Friday (...)"``)
+    trigger: str | None = None
+    #: the due times after ``next_due`` (periodic and calendar tasks; a few)
+    upcoming: tuple[float, ...] = ()
 
     def __repr__(self) -> str:
         scale = self.time_scale
@@ -260,6 +333,10 @@ class TaskStatus:
             parts.append(f"runs={self.runs}")
         if self.last_due is not None:
             parts.append(f"last_due={scale.text(self.last_due)}")
+        if self.trigger is not None:
+            parts.append(f"trigger={self.trigger!r}")
+        if self.upcoming:
+            parts.append(f"upcoming=[{', '.join(scale.text(t) for t in self.upcoming)}]")
         return f"TaskStatus({', '.join(parts)})"
 
 

@@ -614,3 +614,89 @@ def test_a_waiting_thread_never_swallows_the_workers_wake_up():
         assert ran.wait(5)
         for w in waiters:
             w.join(10)
+
+
+# -- calendar tasks and coroutine actions ----------------------------------------------------
+
+
+def test_a_cron_task_runs_on_weekdays_at_nine_paris_time_for_a_virtual_week():
+    pytest.importorskip("cronsim")
+    from zoneinfo import ZoneInfo
+
+    paris = ZoneInfo("Europe/Paris")
+    start = datetime(2026, 3, 23, 0, 0, tzinfo=paris).timestamp()  # a Monday
+    clock = VirtualClock(start=start)
+    s = Scheduler(clock)
+    runs: list[str] = []
+
+    def note():
+        runs.append(datetime.fromtimestamp(clock.now(), paris).strftime("%a %H:%M"))
+
+    tid = s.schedule(note, cron="0 9 * * mon-fri", tz="Europe/Paris")
+    st = s.status(tid)
+    assert st.trigger == "At 09:00 on Monday through Friday (Europe/Paris)"
+    assert len(st.upcoming) == 3 and st.upcoming[0] - st.next_due == 86400
+    again = s.schedule_decision(noop, cron="0 9 * * mon-fri", tz="Europe/Paris")
+    assert not again.case.is_duplicate  # another action
+    same = s.schedule_decision(runs.append, at=st.next_due, cron="0 9 * * 1-5", tz="Europe/Paris")
+    assert not same.case.is_duplicate  # another action again; the rule compares equal though
+    s.cancel(same.task_id)
+    s.cancel(again.task_id)
+    clock.run_until(start + 7 * 86400)
+    assert runs == ["Mon 09:00", "Tue 09:00", "Wed 09:00", "Thu 09:00", "Fri 09:00"]
+    frame = s.log.to_frame()
+    assert frame.loc[frame["task_id"] == tid, "trigger"].dropna().nunique() == 1
+    assert audit(frame).ok
+
+
+def test_calendar_arguments_are_checked_at_the_call():
+    pytest.importorskip("cronsim")
+    s = Scheduler(VirtualClock())
+    with pytest.raises(ValueError, match="cron='0 25"):
+        s.schedule(noop, cron="0 25 * * *")
+    with pytest.raises(ValueError, match="period=5 with cron="):
+        s.schedule(noop, cron="@hourly", period=5)
+    with pytest.raises(ValueError, match="tz='Europe/Paris' without cron="):
+        s.schedule(noop, delay=1, tz="Europe/Paris")
+
+
+async def _double(x):
+    import asyncio
+
+    await asyncio.sleep(0)
+    return 2 * x
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_a_coroutine_action_is_awaited_without_a_loop():
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    tid = s.schedule(_double, at=1.0, args=(21,))
+    clock.run_until_idle()
+    assert s.status(tid).state is TaskState.DONE
+    frame = s.log.to_frame()
+    assert frame.loc[frame["kind"] == "finish", "result"].tolist() == ["int"]
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_a_coroutine_action_runs_on_the_loop_the_scheduler_was_created_in():
+    import asyncio
+
+    seen: list[object] = []
+
+    async def where():
+        seen.append(asyncio.get_running_loop())
+
+    async def main():
+        with Scheduler() as s:
+            s.schedule(where, delay=0.01)
+            s.schedule(where, delay=0.02, period=0.01)
+            for _ in range(200):
+                await asyncio.sleep(0.01)
+                if len(seen) >= 3:
+                    break
+            assert s.loop is asyncio.get_running_loop()
+        return asyncio.get_running_loop()
+
+    loop = asyncio.run(main())
+    assert len(seen) >= 3 and all(x is loop for x in seen)

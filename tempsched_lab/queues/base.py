@@ -39,7 +39,7 @@ class InvariantError(AssertionError):
 
 
 def _key_of(task: Task) -> Any:
-    return request_key(task.action, task.args, task.kwargs, task.period)
+    return request_key(task.action, task.args, task.kwargs, task.repeat)
 
 
 class TimePoint(list[Task]):
@@ -108,7 +108,7 @@ class TimePoint(list[Task]):
         for task in self:
             if (
                 same_request(task.action, action)
-                and same_request(task.period, period)
+                and same_request(task.repeat, period)
                 and same_request(task.args, args)
                 and same_request(task.kwargs or None, kwargs or None)
             ):
