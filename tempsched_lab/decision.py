@@ -296,7 +296,16 @@ def request_key(action: Any, args: Any, kwargs: Mapping[str, Any] | None, period
 
 
 class _Point(Protocol):
-    def find_duplicate(self, action: Any, args: Any, kwargs: Any, period: float | None) -> Any: ...
+    def find_duplicate(self, action: Any, args: Any, kwargs: Any, repeat: Any) -> Any: ...
+
+
+class _Request(Protocol):
+    action: Any
+    args: Any
+    kwargs: Any
+
+    @property
+    def repeat(self) -> Any: ...
 
 
 def classify(
@@ -304,15 +313,16 @@ def classify(
     now: float,
     head_time: float | None,
     point: _Point | None,
-    request: tuple[Any, Any, Any, Any] | None,
+    request: _Request | None,
     *,
     reject_past: bool = True,
 ) -> tuple[Case, Any]:
     """The tree as straight-line code: the case for a request due at ``due``, and any duplicate.
 
-    ``point`` is the time point pending at exactly ``due`` (or ``None``);
-    ``request`` is ``(action, args, kwargs, period)``, or ``None`` to never
-    report a duplicate (periodic re-arms). :func:`walk_tree` is the reference.
+    ``point`` is what is pending at exactly ``due`` (a time point, a lone task, or
+    ``None``); ``request`` has the request's ``action``, ``args``, ``kwargs`` and
+    ``repeat``, or is ``None`` to never report a duplicate (periodic re-arms).
+    :func:`walk_tree` is the reference.
     """
     if reject_past and due < now:
         return _PAST, None
@@ -320,7 +330,10 @@ def classify(
         return _EMPTY, None
     if due < head_time:
         return _EARLIER, None
-    dup = point.find_duplicate(*request) if point and request is not None else None
+    if point is not None and request is not None:
+        dup = point.find_duplicate(request.action, request.args, request.kwargs, request.repeat)
+    else:
+        dup = None
     if due == head_time:
         return (_DUP_HEAD, dup) if dup is not None else (_JOINS_HEAD, None)
     if not point:

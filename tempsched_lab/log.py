@@ -153,6 +153,7 @@ class EventLog:
         self._seq = 0
         self._taps: list[Callable[[int, Row], Any]] = []
         self._subs: list[Subscription] = []
+        self._fans = False  # any tap or subscriber (checked on every append)
         self._local = threading.local()
         #: exceptions raised by taps (each removed when it raised)
         self.tap_errors: list[BaseException] = []
@@ -256,11 +257,13 @@ class EventLog:
         sub = Subscription(callback, codes, row_dict, self._unsubscribe, max_backlog=max_backlog)
         with self._lock:
             self._subs = [*self._subs, sub]
+            self._fans = True
         return sub
 
     def _unsubscribe(self, sub: Subscription) -> None:
         with self._lock:
             self._subs = [s for s in self._subs if s is not sub]
+            self._fans = bool(self._taps or self._subs)
 
     def close_subscriptions(self, timeout: float | None = 5.0) -> None:
         """Deliver what is queued, then stop every subscriber's thread (called at shutdown)."""
@@ -281,22 +284,36 @@ class EventLog:
             callback(row_dict(seq, row))
 
         self._taps = [*self._taps, run]
+        self._fans = True
 
         def remove() -> None:
             self._taps = [t for t in self._taps if t is not run]
+            self._fans = bool(self._taps or self._subs)
 
         return remove
 
     # -- storing (the recorder holds the scheduler's lock) ----------------------------
     def _append(self, row: Row) -> None:
-        seq = self._seq
-        self._seq = seq + 1
         rows = self._rows
         rows.append(row)
-        if len(rows) >= self._chunk_size:
+        self._seq += 1
+        if len(rows) >= self._chunk_size or self._fans:
+            self._after_append(row)
+
+    def _extend(self, rows: list[Row]) -> None:
+        """Append many rows at once (``schedule_many``), sealing chunks as they fill."""
+        for row in rows:  # rarely more than a chunk: the seal check stays per row
+            self._rows.append(row)
+            self._seq += 1
+            if len(self._rows) >= self._chunk_size or self._fans:
+                self._after_append(row)
+
+    def _after_append(self, row: Row) -> None:
+        """The rare work after an append: seal a full chunk, hand the row to taps/subscribers."""
+        if len(self._rows) >= self._chunk_size:
             self._seal()
-        if self._taps or self._subs:
-            self._fan_out(seq, row)
+        if self._fans:
+            self._fan_out(self._seq - 1, row)
 
     def _seal(self) -> None:
         """The tail is a full chunk: file it (to be compacted off the lock) and start a new one."""
@@ -317,6 +334,7 @@ class EventLog:
                 tap(seq, row)
             except Exception as exc:  # a broken tap must never break the scheduler
                 self._taps = [t for t in self._taps if t is not tap]
+                self._fans = bool(self._taps or self._subs)
                 self.tap_errors = [*self.tap_errors, exc]
         for sub in self._subs:
             sub.offer(seq, row)
@@ -372,13 +390,14 @@ class Recorder:
     any task, argument or exception a user can supply.
     """
 
-    __slots__ = ("_append", "_fire", "_local", "_queue", "_wall", "log")
+    __slots__ = ("_append", "_fire", "_index", "_local", "_queue", "_wall", "log")
 
     def __init__(self, log: EventLog, queue: TimerQueue) -> None:
         self.log = log
         self._queue = queue
         self._append = log._append
         self._local = log._local
+        self._index = queue.index  # len() of it is the queue size, without a method call
         self._wall = time.time
         fire = type(queue).fire_time
         from .queues.base import TimerQueue
@@ -404,14 +423,23 @@ class Recorder:
         woke: bool,
     ) -> None:
         """A request stored as ``task`` (cases 2, 3, 4, 6, 8), or a periodic re-arm."""
-        queue = self._queue
         due = task.due
         args = task.args
-        self._append((0, now, self._wall(), self._thread(), task.id, case, -1, due,
-                      due if self._fire is None else self._fire(due), task.label,
-                      "()" if args == () else short_repr(args), task.period, origin,
-                      head_before, head_after, queue.head_size(), len(queue), woke,
-                      task.trigger_text))  # fmt: skip
+        try:
+            thread = self._local.name
+        except AttributeError:
+            thread = self._thread()
+        row = (0, now, self._wall(), thread, task.id, case, -1, due,
+               due if self._fire is None else self._fire(due), task.label,
+               "()" if args == () else short_repr(args), task.period, origin, head_before,
+               head_after, self._queue.head_size(), len(self._index), woke,
+               task.trigger_text)  # fmt: skip
+        log = self.log  # EventLog._append, inlined on the hottest row (~1,000 instructions)
+        rows = log._rows
+        rows.append(row)
+        log._seq += 1
+        if len(rows) >= log._chunk_size or log._fans:
+            log._after_append(row)
 
     def duplicate(
         self, now: float, request: Task, dup: Task, case: int, origin: int, head: float | None
@@ -422,7 +450,8 @@ class Recorder:
         self._append((0, now, self._wall(), self._thread(), dup.id, case, dup.id, due,
                       due if self._fire is None else self._fire(due), request.name,
                       short_repr(request.args), request.period, origin, head, head,
-                      queue.head_size(), len(queue), False, request.trigger_text))  # fmt: skip
+                      queue.head_size(), len(self._index), False,
+                      request.trigger_text))  # fmt: skip
 
     def rejected(
         self,
@@ -438,7 +467,7 @@ class Recorder:
         """A request rejected: case 1 (in the past), or invalid input (``case`` 0)."""
         queue = self._queue
         self._append((1, now, self._wall(), self._thread(), case, due, label, args, period,
-                      origin, queue.head_time(), queue.head_size(), len(queue),
+                      origin, queue.head_time(), queue.head_size(), len(self._index),
                       reason))  # fmt: skip
 
     # -- the worker -------------------------------------------------------------------
@@ -446,24 +475,36 @@ class Recorder:
         """The worker's wait ended: notified (the head moved earlier) or timed out."""
         queue = self._queue
         self._append((2, now, self._wall(), self._thread(), "notified" if notified else "timeout",
-                      wait, queue.head_time(), queue.head_size(), len(queue)))  # fmt: skip
+                      wait, queue.head_time(), queue.head_size(), len(self._index)))  # fmt: skip
 
     # -- runs -------------------------------------------------------------------------
     def dispatched(
         self, now: float, task: Task, due: float, head: float | None, ready: int, size: int
     ) -> None:
         """A due task left the queue for its executor (its whole batch has left already)."""
-        self._append((3, now, self._wall(), self._thread(), task.id, due,
+        try:
+            thread = self._local.name
+        except AttributeError:
+            thread = self._thread()
+        self._append((3, now, self._wall(), thread, task.id, due,
                       due if self._fire is None else self._fire(due), task.label, head, ready,
                       size))  # fmt: skip
 
     def started(self, now: float, task: Task, due: float, dispatched: float) -> None:
         """A run started."""
-        self._append((4, now, self._wall(), self._thread(), task.id, due, task.label, dispatched))
+        try:
+            thread = self._local.name
+        except AttributeError:
+            thread = self._thread()
+        self._append((4, now, self._wall(), thread, task.id, due, task.label, dispatched))
 
     def finished(self, now: float, task: Task, due: float, duration: float, result: Any) -> None:
         """A run returned (``result``: its return value, only its type name is kept)."""
-        self._append((5, now, self._wall(), self._thread(), task.id, due, task.label, duration,
+        try:
+            thread = self._local.name
+        except AttributeError:
+            thread = self._thread()
+        self._append((5, now, self._wall(), thread, task.id, due, task.label, duration,
                       type(result).__name__))  # fmt: skip
 
     def failed(
@@ -499,19 +540,19 @@ class Recorder:
         self._append((9, now, self._wall(), self._thread(), task_id, result, where,
                       math.nan if task is None else task.due,
                       None if task is None else task.label, head_before, queue.head_time(),
-                      queue.head_size(), len(queue)))  # fmt: skip
+                      queue.head_size(), len(self._index)))  # fmt: skip
 
     def dropped(self, now: float, task: Task, detail: str | None) -> None:
         """``task`` was dropped by shutdown (pending, or a periodic task not re-armed)."""
         queue = self._queue
         self._append((10, now, self._wall(), self._thread(), task.id, "dropped", task.due,
-                      task.label, queue.head_size(), len(queue), detail))  # fmt: skip
+                      task.label, queue.head_size(), len(self._index), detail))  # fmt: skip
 
     def stopped(self, now: float, detail: str) -> None:
         """The scheduler stopped (the last row of a closed scheduler's log)."""
         queue = self._queue
         self._append((10, now, self._wall(), self._thread(), -1, "stopped", math.nan, None,
-                      queue.head_size(), len(queue), detail))  # fmt: skip
+                      queue.head_size(), len(self._index), detail))  # fmt: skip
 
 
 def traceback_text(exc: BaseException) -> str:

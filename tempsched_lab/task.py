@@ -165,6 +165,22 @@ class Task:
         """When the task runs next if nothing changes (``None`` for a one-shot run in flight)."""
         return None
 
+    def find_duplicate(self, action: Any, args: Any, kwargs: Any, repeat: Any) -> Task | None:
+        """This task if it is the same request (a time point of one stores the task bare).
+
+        Never raises: a comparison that fails counts as "not equal".
+        """
+        from .decision import same_request
+
+        if (
+            same_request(self.action, action)
+            and same_request(self.repeat, repeat)
+            and same_request(self.args, args)
+            and same_request(self.kwargs or None, kwargs or None)
+        ):
+            return self
+        return None
+
     def upcoming(self, n: int) -> tuple[float, ...]:
         """The next ``n`` due times after the current one (periodic and calendar tasks)."""
         return ()

@@ -10,12 +10,13 @@ state looks (:meth:`TimerQueue.snapshot`).
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..decision import Case, classify, request_key, same_request
-from ..task import Task, TaskView
+from ..task import Task, TaskView, make_task
 
 __all__ = [
     "DueGroup",
@@ -83,16 +84,14 @@ class TimePoint(list[Task]):
         except Exception:  # an __eq__ that raises while resolving a hash collision
             self._unhashable += 1
 
-    def find_duplicate(
-        self, action: Any, args: Any, kwargs: Any, period: float | None
-    ) -> Task | None:
+    def find_duplicate(self, action: Any, args: Any, kwargs: Any, repeat: Any) -> Task | None:
         """The first task here equal to the request, or ``None``; never raises.
 
         Equality that raises or is ambiguous (numpy arrays, DataFrames) counts as
         "not equal". In a large time point with every key hashable, the look-up
         is one dict probe; otherwise the time point is scanned.
         """
-        key = request_key(action, args, kwargs, period) if len(self) > _INDEX_FROM else None
+        key = request_key(action, args, kwargs, repeat) if len(self) > _INDEX_FROM else None
         if key is not None:
             if self._index is None:
                 self._index = {}
@@ -108,7 +107,7 @@ class TimePoint(list[Task]):
         for task in self:
             if (
                 same_request(task.action, action)
-                and same_request(task.repeat, period)
+                and same_request(task.repeat, repeat)
                 and same_request(task.args, args)
                 and same_request(task.kwargs or None, kwargs or None)
             ):
@@ -218,9 +217,14 @@ class TimerQueue(abc.ABC):
 
     #: Short design name used by ``Scheduler(queue=...)`` and in the log.
     design: str = "abstract"
+    #: True when :meth:`check_time` can refuse a time (the scheduler calls it only then).
+    checks_times: bool = False
+    #: True when :meth:`fire_time` differs from the due time (a wheel rounds it up).
+    rounds_times: bool = False
 
     def __init__(self) -> None:
-        self._by_id: dict[int, Task] = {}
+        #: every pending task by ID (read it, never change it from outside the queue)
+        self.index: dict[int, Task] = {}
 
     # -- the structure (per design) -------------------------------------------------
     @abc.abstractmethod
@@ -232,8 +236,12 @@ class TimerQueue(abc.ABC):
         """Remove a stored ``task``."""
 
     @abc.abstractmethod
+    def point_at(self, due: float) -> Task | TimePoint | None:
+        """What is stored at exactly ``due``: a lone task, a :class:`TimePoint`, or ``None``."""
+
     def tasks_at(self, due: float) -> TimePoint | None:
         """The tasks pending at exactly ``due``, in insertion order, or ``None``."""
+        return as_point(self.point_at(due))
 
     @abc.abstractmethod
     def head_time(self) -> float | None:
@@ -259,6 +267,10 @@ class TimerQueue(abc.ABC):
         """The design's own view for plots; overridden per design."""
         return {}
 
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """A block of many inserts (``schedule_many``); designs may defer sorting to its end."""
+        return contextlib.nullcontext()
+
     def compact(self) -> None:
         """Release memory held for removed tasks (designs that clean up lazily override it)."""
         return None
@@ -281,8 +293,8 @@ class TimerQueue(abc.ABC):
         ``dedupe=False`` (periodic re-arms) never reports a duplicate. Never raises
         for any arguments: a comparison that fails counts as "not equal".
         """
-        request = (action, args, kwargs, period) if dedupe else None
-        return classify(due, now, self.head_time(), self.tasks_at(due), request,
+        request = make_task(-1, due, action, args, kwargs, period) if dedupe else None
+        return classify(due, now, self.head_time(), self.point_at(due), request,
                         reject_past=reject_past)  # fmt: skip
 
     def fire_time(self, due: float) -> float:
@@ -304,24 +316,24 @@ class TimerQueue(abc.ABC):
         Either the task is stored everywhere or, if this raises, nowhere.
         """
         self._add(task)  # each design checks what can fail before it changes anything
-        self._by_id[task.id] = task
+        self.index[task.id] = task
 
     def remove(self, task_id: int) -> Task | None:
         """Remove the pending task with this ID; returns it, or ``None`` if not pending."""
-        task = self._by_id.pop(task_id, None)
+        task = self.index.pop(task_id, None)
         if task is not None:
             self._discard(task)
         return task
 
     def get(self, task_id: int) -> Task | None:
         """The pending task with this ID, or ``None`` (O(1))."""
-        return self._by_id.get(task_id)
+        return self.index.get(task_id)
 
     def __len__(self) -> int:
-        return len(self._by_id)
+        return len(self.index)
 
     def __contains__(self, task_id: object) -> bool:
-        return task_id in self._by_id
+        return task_id in self.index
 
     def head_size(self) -> int:
         """Number of tasks at the head time point."""
@@ -334,7 +346,7 @@ class TimerQueue(abc.ABC):
     def _forget(self, groups: list[DueGroup]) -> list[DueGroup]:
         for group in groups:
             for task in group.tasks:
-                del self._by_id[task.id]
+                del self.index[task.id]
         return groups
 
     def state(self) -> QueueState:
@@ -346,16 +358,16 @@ class TimerQueue(abc.ABC):
         return QueueSnapshot(
             design=self.design,
             state=self.state(),
-            tasks={tid: task.view() for tid, task in self._by_id.items()},
+            tasks={tid: task.view() for tid, task in self.index.items()},
             picture=self.picture(),
         )
 
     def _check_index(self) -> None:
         stored = [task for _, tp in self.points() for task in tp]
-        if len(stored) != len(self._by_id):
-            raise InvariantError(f"{len(stored)} stored tasks but {len(self._by_id)} indexed")
+        if len(stored) != len(self.index):
+            raise InvariantError(f"{len(stored)} stored tasks but {len(self.index)} indexed")
         for task in stored:
-            if self._by_id.get(task.id) is not task:
+            if self.index.get(task.id) is not task:
                 raise InvariantError(f"task {task.id} stored but not indexed")
 
     def __repr__(self) -> str:

@@ -154,8 +154,8 @@ class HeapQueue(TimerQueue):
         self._remove_at(pos)
         point_discard(self._points, task.due, task)
 
-    def tasks_at(self, due: float) -> TimePoint | None:
-        return as_point(self._points.get(due))
+    def point_at(self, due: float) -> Task | TimePoint | None:
+        return self._points.get(due)
 
     def head_time(self) -> float | None:
         heap = self._heap

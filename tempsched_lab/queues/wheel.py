@@ -118,6 +118,8 @@ class TimingWheelQueue(TimerQueue):
     """
 
     design = "wheel"
+    checks_times = True
+    rounds_times = True
 
     def __init__(self, slots: int = 256, tick: float = 0.01, origin: float = 0.0) -> None:
         if isinstance(slots, bool) or not isinstance(slots, int):
@@ -278,8 +280,8 @@ class TimingWheelQueue(TimerQueue):
         elif due == self._head:
             self._head_valid = False
 
-    def tasks_at(self, due: float) -> TimePoint | None:
-        return as_point(self._points.get(due))
+    def point_at(self, due: float) -> Task | TimePoint | None:
+        return self._points.get(due)
 
     def head_time(self) -> float | None:
         if not self._head_valid:

@@ -1,0 +1,109 @@
+"""schedule_many: the decisions and log rows of the same requests made one by one."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tempsched_lab import PastTimeError, Scheduler, VirtualClock
+
+
+def job(*args):
+    return None
+
+
+def other(*args):
+    return None
+
+
+ACTIONS = {"job": job, "other": other}
+TIMES = st.sampled_from([0.5, 1.0, 1.0, 2.0, 3.0, 3.0, 4.5])
+REQUEST = st.one_of(
+    st.tuples(st.sampled_from(list(ACTIONS)), TIMES, st.sampled_from([(), (1,), (2,)])),
+    st.fixed_dictionaries(
+        {"name": st.sampled_from(list(ACTIONS)), "delay": st.sampled_from([0.5, 1.0, 2.5])},
+        optional={"period": st.sampled_from([1.0, 2.0]), "label": st.just("named")},
+    ),
+)
+
+
+def _as_request(item):
+    if isinstance(item, tuple):
+        name, at, args = item
+        return (ACTIONS[name], at, args) if args else (ACTIONS[name], at)
+    request = {k: v for k, v in item.items() if k != "name"}
+    request["action"] = ACTIONS[item["name"]]
+    return request
+
+
+def _one_by_one(s: Scheduler, request) -> int:
+    if isinstance(request, tuple):
+        args = request[2] if len(request) == 3 else ()
+        return s.schedule(request[0], at=request[1], args=args)
+    kwargs = dict(request)
+    return s.schedule(kwargs.pop("action"), **kwargs)
+
+
+def _comparable(s: Scheduler):
+    return s.log.to_frame().drop(columns=["wall", "wall_time", "thread"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    items=st.lists(REQUEST, max_size=25),
+    existing=st.lists(st.tuples(st.sampled_from(list(ACTIONS)), TIMES), max_size=5),
+    design=st.sampled_from(["sorteddict", "heap", "wheel"]),
+)
+def test_schedule_many_decides_and_logs_exactly_like_one_by_one(items, existing, design):
+    options = {"tick": 0.25, "slots": 8} if design == "wheel" else {}
+    requests = [_as_request(item) for item in items]
+    runs = []
+    for bulk in (False, True):
+        s = Scheduler(VirtualClock(start=0.25), queue=design, queue_options=options)
+        for name, at in existing:  # a queue that already holds time points
+            s.schedule(ACTIONS[name], at=at)
+        if bulk:
+            ids = s.schedule_many(requests)
+        else:
+            ids = [_one_by_one(s, request) for request in requests]
+        s.queue.check_invariants()
+        runs.append((ids, _comparable(s), s.queue.state()))
+    (ids_a, frame_a, state_a), (ids_b, frame_b, state_b) = runs
+    assert ids_a == ids_b
+    assert state_a == state_b
+    assert frame_a.equals(frame_b)
+
+
+def test_a_past_request_stops_the_batch_where_one_by_one_would():
+    s = Scheduler(VirtualClock(start=5.0))
+    with pytest.raises(PastTimeError) as info:
+        s.schedule_many([(job, 6.0), (job, 7.0), (job, 1.0), (job, 8.0)])
+    assert info.value.index == 2 and info.value.scheduled_ids == [0, 1]
+    assert len(s.queue) == 2
+    assert s.log.to_frame()["kind"].tolist() == ["schedule", "schedule", "reject"]
+
+
+def test_an_invalid_request_names_itself_after_the_valid_ones_are_stored():
+    s = Scheduler(VirtualClock())
+    with pytest.raises(TypeError, match="request=") as info:
+        s.schedule_many([(job, 1.0), "not a request", (job, 2.0)])
+    assert info.value.index == 1 and info.value.scheduled_ids == [0]
+    with pytest.raises(TypeError, match="unknown keys"):
+        s.schedule_many([{"action": job, "at": 1.0, "when": 3}])
+    with pytest.raises(ValueError, match="period="):
+        s.schedule_many([{"action": job, "delay": 1.0, "period": -1}])
+
+
+def test_schedule_many_on_a_real_clock_wakes_the_worker_and_runs_in_order():
+    with Scheduler() as s:
+        order: list[int] = []
+        now = s.clock.now()
+        done = threading.Event()
+        ids = s.schedule_many([(order.append, now + 0.05 - 0.01 * i, (i,)) for i in range(5)])
+        s.schedule(done.set, delay=0.1)
+        assert done.wait(5) and s.wait_idle(5)
+    assert order == [4, 3, 2, 1, 0] and ids == [0, 1, 2, 3, 4]
+    assert s.log.audit().ok
