@@ -6,6 +6,7 @@ import io
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -13,10 +14,10 @@ import pandas as pd
 import pytest
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection, PathCollection, PolyCollection
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
-from matplotlib.image import AxesImage
 from matplotlib.legend import Legend
-from matplotlib.patches import Circle, FancyBboxPatch, Wedge
+from matplotlib.patches import Circle, FancyBboxPatch, StepPatch, Wedge
 
 from tempsched_lab import (
     TREE,
@@ -28,6 +29,7 @@ from tempsched_lab import (
     lateness_summary,
     read_log,
     replay_snapshot,
+    time_style,
 )
 from tempsched_lab.plots import (
     CASE_COLORS,
@@ -35,6 +37,7 @@ from tempsched_lab.plots import (
     OUTCOMES,
     example_frame,
     example_scheduler,
+    new_figure,
     plot_decision_tree,
     plot_heap,
     plot_lateness,
@@ -49,6 +52,7 @@ from tempsched_lab.plots import (
     tree_layout,
 )
 from tempsched_lab.plots import timeline as timeline_module
+from tempsched_lab.plots._check import figure_problems
 from tempsched_lab.plots.colors import case_label
 from tempsched_lab.queues import TimingWheelQueue
 
@@ -121,10 +125,35 @@ def gids(ax: Axes, prefix: str) -> list[str]:
     )
 
 
-def legend_labels(ax: Axes) -> dict[str, list[str]]:
-    """Legend title -> entry labels, for every legend drawn on ``ax``."""
+def legend_sections(ax: Axes) -> dict[str, list[str]]:
+    """Section title -> entry labels of the one legend drawn on ``ax`` (bold rows are titles)."""
     legends = [a for a in ax.get_children() if isinstance(a, Legend)]
-    return {lg.get_title().get_text(): [t.get_text() for t in lg.get_texts()] for lg in legends}
+    assert len(legends) <= 1, "more than one legend on one Axes"
+    if not legends:
+        return {}
+    (legend,) = legends
+    current = legend.get_title().get_text()
+    sections: dict[str, list[str]] = {}
+    for text in legend.get_texts():
+        if text.get_fontweight() == "bold":
+            current = text.get_text()
+            sections[current] = []
+        else:
+            sections.setdefault(current, []).append(text.get_text())
+    return sections
+
+
+def all_texts(fig: Figure) -> list[str]:
+    """Every text of every Axes of ``fig`` (titles, labels and texts), in order."""
+    out = []
+    for ax in fig.axes:
+        out += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel(), *texts(ax)]
+    return out
+
+
+def assert_no_text_overlaps(fig: Figure) -> None:
+    problems = figure_problems(fig)
+    assert not problems, "\n".join(problems)
 
 
 def ytick_labels(ax: Axes) -> list[str]:
@@ -188,11 +217,15 @@ def test_timeline_draws_one_lane_per_task_and_rejected_requests(frame):
     assert labels[0] == "rejected requests"
     assert len(labels) == 1 + 12  # 12 tasks, the periodic one on a single lane
     assert "heartbeat #5 (every 0.5 s)" in labels
-    assert ax.get_title() == "Task timeline: 12 tasks, 20 runs"
-    assert ax.get_xlabel() == "time (s, scheduler clock)"
     runs = task_runs(frame)
+    n_started = int(runs["started"].notna().sum())
+    assert n_started < len(runs)  # cancelled, dropped and Event runs never started
+    assert ax.get_title() == f"Task timeline: 12 tasks, {n_started} runs, 1 Event set"
+    assert ax.get_xlabel() == "time since start (s)"
     (bars,) = by_gid(ax, "runs", PolyCollection)
-    assert len(bars.get_paths()) == int(runs["started"].notna().sum())
+    assert len(bars.get_paths()) == n_started
+    (starts,) = by_gid(ax, "starts", PathCollection)
+    assert len(starts.get_offsets()) == n_started  # one tick per run: back-to-back runs stay apart
     (cancels,) = by_gid(ax, "cancels", PathCollection)
     assert len(cancels.get_offsets()) == 1
     (errors,) = by_gid(ax, "errors", PathCollection)
@@ -215,10 +248,11 @@ def test_timeline_links_duplicates_to_the_task_they_matched(frame):
     assert dues == [0.55, 2.0]  # each arrow ends at the matched task's due time
 
 
-def test_timeline_legends_by_case_and_by_outcome(frame):
-    by_case = legend_labels(plot_timeline(frame))
+def test_timeline_has_one_legend_with_a_section_per_meaning(frame):
+    ax = plot_timeline(frame)
+    assert len([a for a in ax.get_children() if isinstance(a, Legend)]) == 1
+    by_case = legend_sections(ax)
     assert by_case["decision case (colour)"] == [case_label(c) for c in Case]
-    marks = by_case["marks"]
     for expected in (
         "schedule() called",
         "due time",
@@ -229,17 +263,15 @@ def test_timeline_legends_by_case_and_by_outcome(frame):
         "duplicate request → task it matched",
         "rejected request",
     ):
-        assert expected in marks
+        assert expected in by_case["marks"]
     ax = plot_timeline(frame, color_by="outcome")
-    by_outcome = legend_labels(ax)["outcome (colour)"]
+    by_outcome = legend_sections(ax)["outcome (colour)"]
     assert by_outcome == ["finished", "failed", "cancelled", "dropped", "event set"]
     (bars,) = by_gid(ax, "runs", PolyCollection)
     runs = task_runs(frame)
     started = runs[runs["started"].notna()]
     expected = [OUTCOME_COLORS[o] for o in started["outcome"]]
     got = [tuple(np.round(c[:3], 3)) for c in bars.get_facecolors()]
-    from matplotlib.colors import to_rgb
-
     assert got == [tuple(np.round(to_rgb(c), 3)) for c in expected]
 
 
@@ -253,25 +285,130 @@ def test_timeline_now_line_and_running_runs():
     (now,) = by_gid(ax, "now")
     assert list(now.get_xdata()) == [2.0, 2.0]
     assert "now" in texts(ax)
-    assert legend_labels(plot_timeline(s.log, color_by="outcome"))["outcome (colour)"] == [
+    assert legend_sections(plot_timeline(s.log, color_by="outcome"))["outcome (colour)"] == [
         "finished",
         "pending",
     ]
     s.shutdown()
 
 
-def test_timeline_aggregates_lanes_beyond_max_lanes_and_says_so(many_tasks):
+def test_timeline_window_follows_now_and_clips(frame):
+    ax = plot_timeline(frame, now=3.0, window=1.0)
+    assert ax.get_xlim() == (2.0, 3.0)  # never stretched back to the log's beginning
+    assert ax.get_title().startswith("Task timeline, last 1 s: ")
+    labels = ytick_labels(ax)
+    assert "report #0" not in labels  # ran at 1.0-1.15 s, outside the window
+    assert "failing task #8" in labels and "never reached #10" in labels
+    # a run crossing the left edge is drawn, clipped
+    crossing = plot_timeline(frame, window=(1.5, 2.5))
+    assert crossing.get_xlim() == (1.5, 2.5)
+    assert "slow import #6" in ytick_labels(crossing)
+    outside = plot_timeline(frame, window=(100.0, 101.0))
+    assert texts(outside) == ["no runs in this window"]
+    with time_style("wall"):
+        wall = plot_timeline(frame, window=1.0)
+    assert wall.get_xlabel() == "wall-clock time"
+
+
+def test_timeline_thread_lanes_show_which_thread_ran_what(frame):
+    ax = plot_timeline(frame, lanes="thread")
+    threads = set(frame.loc[frame["kind"] == "start", "thread"].astype(str))
+    assert set(ytick_labels(ax)) == threads
+    assert ax.get_title().startswith(f"Thread timeline: {len(threads)} thread")
+    (bars,) = by_gid(ax, "runs", PolyCollection)
+    assert len(bars.get_paths()) == int((frame["kind"] == "start").sum())
+    assert "slow import #6" in [t.get_text() for t in by_gid(ax, "run_label")]
+    png(ax.figure)
+
+
+def test_timeline_thread_lanes_of_a_thread_pool():
+    s = Scheduler(executor="pool", max_workers=3, name="test-thread-lanes")
+    barrier = threading.Barrier(3, timeout=5)
+    for i in range(3):
+        s.schedule(lambda: barrier.wait(), delay=0.01, label=f"meet {i}")
+    s.wait_idle(timeout=5)
+    s.shutdown()
+    ax = plot_timeline(s.log.to_frame(), lanes="thread")
+    assert len(ytick_labels(ax)) == 3  # three runs waited for each other: three threads
+    assert not any(abs(float(t)) > 1e6 for t in ax.get_xlim())  # relative to the clock's origin
+
+
+def test_timeline_folds_lanes_beyond_max_lanes_into_a_band_with_a_scale(many_tasks):
     ax = plot_timeline(many_tasks, max_lanes=20)
     labels = ytick_labels(ax)
-    assert len(labels) == 21  # 10 first, the density row, 10 last
-    assert labels[10] == "… 100 more tasks (runs per time bin)"
+    band = [label for label in labels if label.startswith("+")]
+    assert len(band) == 1
+    hidden = int(re.match(r"\+(\d+) more tasks", band[0]).group(1))
+    assert len(labels) - 1 + hidden == 120  # every task is a lane or in the band
     assert labels[0] == "job 0 #0" and labels[-1] == "job 119 #119"
+    tallest = int(re.search(r"tallest bar: (\d+)", band[0]).group(1))
+    (density,) = by_gid(ax, "density", StepPatch)
+    heights, _, base = density.get_data()
+    assert (base - heights).max() == pytest.approx(ax_band_height(density))
+    assert round(((base - heights) / ax_band_height(density) * tallest).sum()) == hidden
     (note,) = by_gid(ax, "note")
     assert note.get_text().startswith("Aggregated: 120 tasks")
-    (density,) = by_gid(ax, "density", AxesImage)
-    assert density.get_array().sum() == 100  # every hidden run is counted once
     png(ax.figure)
     assert not by_gid(plot_timeline(many_tasks, max_lanes=200), "note")
+
+
+def ax_band_height(density: StepPatch) -> float:
+    heights, _, base = density.get_data()
+    return float((base - heights).max())
+
+
+def test_timeline_draws_no_more_lanes_than_its_axes_can_label(many_tasks):
+    fig = new_figure((10.0, 3.6))
+    ax = plot_timeline(many_tasks, ax=fig.add_subplot(), max_lanes=100)
+    n_lanes = len([label for label in ytick_labels(ax) if not label.startswith("+")])
+    assert 2 <= n_lanes < 20  # a 3.6 in figure cannot label 100 lanes
+    assert_no_text_overlaps(fig)
+
+
+def test_timeline_axis_is_not_stretched_by_far_future_or_cancelled_due_times():
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    s.schedule(noop, at=1.0, period=1.0, label="heartbeat")
+    for i in range(300):  # a flood scheduled far ahead and cancelled at once
+        s.cancel(s.schedule(noop, at=900.0, args=(i,), label="flood"))
+    s.schedule(noop, at=600.0, label="far")
+    clock.run_until(5.0)
+    ax = plot_timeline(s, now=5.0)
+    assert ax.get_xlim()[1] < 10.0
+    (note,) = by_gid(ax, "note")
+    assert "1 pending run due after the right edge (the last at 600.000 s)" in note.get_text()
+    s.shutdown()
+
+
+def test_timeline_marks_the_slots_a_periodic_task_skipped():
+    clock = VirtualClock()
+    s = Scheduler(clock)
+
+    def run():
+        if clock.now() < 1.5:
+            clock.advance(2.5)  # the first run overruns: the slots at 2 and 3 are skipped
+
+    s.schedule(run, at=1.0, period=1.0, label="overrun")
+    clock.run_until(5.0)
+    s.shutdown()
+    ax = plot_timeline(s.log.to_frame())
+    (skipped,) = by_gid(ax, "skipped", PathCollection)
+    assert sorted(skipped.get_offsets()[:, 0]) == [2.0, 3.0]
+    assert "slot skipped (misfire)" in legend_sections(ax)["marks"]
+
+
+def test_timeline_speaks_the_time_language_on_a_real_clock():
+    s = Scheduler(name="test-timeline-real")
+    s.schedule(noop, delay=0.01, label="soon")
+    s.wait_idle(timeout=5)
+    s.shutdown()
+    frame = s.log.to_frame()
+    ax = plot_timeline(frame)
+    lo, hi = ax.get_xlim()
+    assert -1.0 < lo < hi < 60.0  # seconds since the clock's origin, not epoch values
+    png(ax.figure)
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels and not any("e+" in label or len(label) > 8 for label in labels)
 
 
 def test_timeline_thins_markers_beyond_the_detail_limit(frame, monkeypatch):
@@ -294,7 +431,7 @@ def test_timeline_of_a_log_read_back_from_csv(frame, csv_frame, csv_path):
     for other in (csv_frame, pd.read_csv(csv_path)):  # read_log, and a raw read_csv
         ax = plot_timeline(other)
         assert ytick_labels(ax) == ytick_labels(live)
-        assert legend_labels(ax) == legend_labels(live)
+        assert legend_sections(ax) == legend_sections(live)
         png(ax.figure)
 
 
@@ -304,7 +441,7 @@ def test_every_plot_on_a_parquet_log(frame, tmp_path):
     example_scheduler().log.to_parquet(path)
     read = read_log(path)
     assert ytick_labels(plot_timeline(read)) == ytick_labels(plot_timeline(frame))
-    assert texts(plot_lateness(read)) == texts(plot_lateness(frame))
+    assert all_texts(plot_lateness(read).figure) == all_texts(plot_lateness(frame).figure)
     pd.testing.assert_frame_equal(queue_depth(read), queue_depth(frame))
     png(plot_summary(read))
 
@@ -321,6 +458,13 @@ def test_timeline_rejects_bad_arguments(frame):
         plot_timeline(frame, color_by="label")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_lanes"):
         plot_timeline(frame, max_lanes=1)
+    with pytest.raises(ValueError, match="lanes='worker'"):
+        plot_timeline(frame, lanes="worker")  # type: ignore[arg-type]
+    for bad in (0.0, -1.0, (2.0, 1.0), (1.0,), "10"):
+        with pytest.raises(ValueError, match="window="):
+            plot_timeline(frame, window=bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="time_scale"):
+        plot_timeline(frame, time_scale=0.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="not an event log"):
         plot_timeline(pd.DataFrame({"a": [1]}))
 
@@ -427,7 +571,7 @@ def test_lateness_rows_with_median_and_p99_labelled(frame):
         assert f"p99 {row['p99'] * 1e3:.3g} ms" in stats.get_text()
         assert by_gid(ax, f"hist:{measure}")
     assert texts(ax).count("median") == 3 and texts(ax).count("p99") == 3
-    assert legend_labels(ax)[""] == ["median", "p99", "total", "scheduling", "queueing"]
+    assert legend_sections(ax)[""] == ["median", "p99", "total", "scheduling", "queueing"]
     png(ax.figure)
 
 
@@ -469,8 +613,8 @@ def test_queue_depth_steps_match_the_log_and_replay(frame):
     assert head_line.get_label() == "head list size (tasks at the head time)"
     assert queue_line.get_drawstyle() == "steps-post"
     assert list(queue_line.get_ydata()) == depth["queue_size"].tolist()
-    assert ax.get_xlabel() == "time (s, scheduler clock)" and ax.get_ylabel() == "tasks"
-    assert legend_labels(ax)[""] == [queue_line.get_label(), head_line.get_label()]
+    assert ax.get_xlabel() == "time since start (s)" and ax.get_ylabel() == "tasks"
+    assert legend_sections(ax)[""] == [queue_line.get_label(), head_line.get_label()]
     png(ax.figure)
 
 
@@ -539,7 +683,7 @@ def test_wheel_view(frame):
     for bucket in snapshot.picture["buckets"]:
         for task_id, rnd in bucket:
             assert f"#{task_id} r{rnd}" in labels
-    assert legend_labels(ax)["job (label: #task r<round>)"] == [
+    assert legend_sections(ax)["job (label: #task r<round>)"] == [
         "fires this turn",
         "fires after 1 more turn",
         "2 or more turns ahead",
@@ -586,7 +730,7 @@ def test_summary_page(frame, csv_frame):
     fig = plot_summary(frame)
     assert isinstance(fig, Figure)
     timeline, tree, lateness = fig.axes
-    assert timeline.get_title() == "Task timeline: 12 tasks, 20 runs"
+    assert timeline.get_title() == "Task timeline: 12 tasks, 16 runs, 1 Event set"
     assert tree.get_title() == "Decision tree: counts from 23 decisions"
     assert lateness.get_xlabel() == "lateness (ms)"
     assert fig.get_suptitle() == "Scheduler log summary: 77 rows, 23 decisions, 1 error"

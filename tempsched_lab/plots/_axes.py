@@ -1,16 +1,34 @@
-"""Small helpers shared by the plots: creating a figure without pyplot, notes, messages."""
+"""Small helpers shared by the plots: figures that display themselves, notes, messages, sizes."""
 
 from __future__ import annotations
 
+import io
 import textwrap
 
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, SubFigure
 from matplotlib.text import Text
 
+from ..timescale import TimeScale
 from .colors import NEUTRAL
 
-__all__ = ["add_note", "axes_or_new", "set_title", "show_message"]
+__all__ = [
+    "FONT",
+    "LabFigure",
+    "add_note",
+    "axes_or_new",
+    "axes_size_pt",
+    "new_figure",
+    "root_figure",
+    "set_title",
+    "short_duration",
+    "show_message",
+    "time_axis",
+]
+
+#: Font sizes in points. 8 pt is the smallest text any figure writes: 11 px at 100 dpi
+#: (matplotlib's default dpi), the floor the figure checks in the tests hold every plot to.
+FONT = {"small": 8.0, "body": 9.0, "label": 10.0, "title": 12.0}
 
 #: gid of the text that says a plot aggregated or thinned what it shows.
 NOTE_GID = "note"
@@ -18,12 +36,59 @@ NOTE_GID = "note"
 MESSAGE_GID = "message"
 
 
+class LabFigure(Figure):
+    """A matplotlib Figure that shows itself as a PNG when a notebook cell ends with it.
+
+    The plots never use ``pyplot``, so IPython's inline backend may never have
+    registered a display for figures; ``_repr_png_`` makes one unnecessary,
+    without touching IPython at import time.
+    """
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", bbox_inches="tight")
+        return buffer.getvalue()
+
+
+def new_figure(figsize: tuple[float, float] = (9.0, 5.0), **kwargs: object) -> LabFigure:
+    """A Figure with constrained layout, no pyplot, that displays itself in Jupyter.
+
+    Compose several plots on one page with it (``ax=fig.add_subplot(...)``)
+    and end the cell with ``fig``.
+
+    >>> fig = new_figure((4, 3))
+    >>> fig._repr_png_()[:4]
+    b'\\x89PNG'
+    """
+    kwargs.setdefault("layout", "constrained")
+    return LabFigure(figsize=figsize, **kwargs)  # type: ignore[arg-type]
+
+
 def axes_or_new(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
-    """``ax`` itself, or the single Axes of a new Figure (constrained layout, no pyplot)."""
+    """``ax`` itself, or the single Axes of a new :class:`LabFigure`."""
     if ax is not None:
         return ax
-    fig = Figure(figsize=figsize, layout="constrained")
-    return fig.add_subplot()
+    return new_figure(figsize).add_subplot()
+
+
+def root_figure(ax: Axes) -> Figure:
+    """The top Figure of ``ax`` (through any SubFigures)."""
+    fig = ax.figure
+    while isinstance(fig, SubFigure):
+        fig = fig.figure
+    return fig  # type: ignore[return-value]
+
+
+def axes_size_pt(ax: Axes) -> tuple[float, float]:
+    """Width and height of ``ax`` in points, as placed before layout (an estimate).
+
+    Constrained layout later shrinks the Axes to make room for titles, labels
+    and legends; plots use this to decide how much to write (lanes that fit,
+    legend columns) before anything is drawn.
+    """
+    fig = root_figure(ax)
+    box = ax.get_position()
+    return box.width * fig.get_figwidth() * 72.0, box.height * fig.get_figheight() * 72.0
 
 
 def show_message(ax: Axes, text: str) -> Text:
@@ -39,7 +104,7 @@ def show_message(ax: Axes, text: str) -> Text:
         transform=ax.transAxes,
         ha="center",
         va="center",
-        fontsize=12,
+        fontsize=FONT["title"],
         color=NEUTRAL["line"],
         gid=MESSAGE_GID,
     )
@@ -52,11 +117,9 @@ def add_note(ax: Axes, text: str) -> Text:
     never mistakes a summary for the whole data. Long notes are wrapped to
     the width of the Axes.
     """
-    fig = ax.figure
-    while getattr(fig, "figure", fig) is not fig:  # a SubFigure: find the root Figure
-        fig = fig.figure
-    width_in = ax.get_position().width * fig.get_figwidth()
-    chars = max(40, int(width_in * 13))
+    width_pt, _ = axes_size_pt(ax)
+    # the layout later gives part of the width to labels and legends: wrap at 3/4 of it
+    chars = max(40, int(0.75 * width_pt / (0.55 * FONT["small"])))
     wrapped = "\n".join(textwrap.fill(part, chars) for part in text.split("\n"))
     return ax.annotate(
         wrapped,
@@ -66,7 +129,7 @@ def add_note(ax: Axes, text: str) -> Text:
         textcoords="offset points",
         ha="left",
         va="bottom",
-        fontsize=8,
+        fontsize=FONT["small"],
         style="italic",
         color=NEUTRAL["ink"],
         gid=NOTE_GID,
@@ -79,10 +142,33 @@ def set_title(ax: Axes, title: str, note: str | None = None, **kwargs: object) -
 
     Returns the note's Text, or ``None``.
     """
+    kwargs.setdefault("fontsize", FONT["title"])
     if not note:
         ax.set_title(title, **kwargs)  # type: ignore[arg-type]
         return None
     text = add_note(ax, note)
     lines = text.get_text().count("\n") + 1
-    ax.set_title(title, pad=8 + 10.5 * lines, **kwargs)  # type: ignore[arg-type]
+    ax.set_title(title, pad=8 + FONT["small"] * 1.3 * lines, **kwargs)  # type: ignore[arg-type]
     return text
+
+
+def time_axis(ax: Axes, scale: TimeScale) -> None:
+    """Label and format the x axis of values drawn as ``scale.rel(t)``: the one time language."""
+    ax.xaxis.set_major_formatter(scale.tick_formatter())
+    ax.set_xlabel(scale.axis_label(), fontsize=FONT["label"])
+
+
+def short_duration(seconds: float) -> str:
+    """A round duration as people write it: ``0.5 s``, ``20 ms``, ``250 µs``, ``2 min``.
+
+    >>> short_duration(0.5), short_duration(0.02), short_duration(0.00025), short_duration(120)
+    ('0.5 s', '20 ms', '250 µs', '2 min')
+    """
+    size = abs(seconds)
+    if size >= 120 and seconds % 60 == 0:
+        return f"{seconds / 60:g} min"
+    if size >= 0.1 or size == 0:
+        return f"{seconds:.4g} s"
+    if size >= 1e-3:
+        return f"{seconds * 1e3:.4g} ms"
+    return f"{seconds * 1e6:.4g} µs"
