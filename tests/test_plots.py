@@ -26,6 +26,7 @@ from tempsched_lab import (
     Scheduler,
     VirtualClock,
     case_counts,
+    fmt_duration,
     lateness_summary,
     read_log,
     replay_snapshot,
@@ -549,39 +550,45 @@ def test_decision_tree_rejects_what_is_not_a_case():
 # -- lateness --------------------------------------------------------------------------------
 
 
-def test_lateness_rows_with_median_and_p99_labelled(frame):
+def test_lateness_rows_with_counts_median_and_p99(frame):
     ax = plot_lateness(frame)
-    assert ytick_labels(ax) == [
+    rows = ax.child_axes
+    assert [row.get_ylabel() for row in rows] == [
         "total\ndue → start",
         "scheduling\ndue → dispatch",
         "queueing\ndispatch → start",
     ]
-    assert [t.get_position()[1] for t in ax.get_yticklabels()] == [2, 1, 0]  # total on top
-    assert ax.get_xlabel() == "lateness (ms)"
+    assert rows[-1].get_xlabel() == "lateness (ms)"
     summary = lateness_summary(frame, by=None)
-    for measure in ("total", "scheduling", "queueing"):
-        row = summary.loc[(measure, "all")]
-        (median,) = by_gid(ax, f"median:{measure}")
-        (p99,) = by_gid(ax, f"p99:{measure}")
-        assert median.get_xdata()[0] == pytest.approx(row["median"] * 1e3)
-        assert p99.get_xdata()[0] == pytest.approx(row["p99"] * 1e3)
-        (stats,) = by_gid(ax, f"stats:{measure}")
-        assert f"n = {int(row['count'])}" in stats.get_text()
-        assert f"median {row['median'] * 1e3:.3g} ms" in stats.get_text()
-        assert f"p99 {row['p99'] * 1e3:.3g} ms" in stats.get_text()
-        assert by_gid(ax, f"hist:{measure}")
-    assert texts(ax).count("median") == 3 and texts(ax).count("p99") == 3
-    assert legend_sections(ax)[""] == ["median", "p99", "total", "scheduling", "queueing"]
-    png(ax.figure)
+    for row, measure in zip(rows, ("total", "scheduling", "queueing"), strict=True):
+        stats = summary.loc[(measure, "all")]
+        (median,) = by_gid(row, f"median:{measure}")
+        (p99,) = by_gid(row, f"p99:{measure}")
+        assert median.get_xdata()[0] == pytest.approx(stats["median"] * 1e3)
+        assert p99.get_xdata()[0] == pytest.approx(stats["p99"] * 1e3)
+        (text,) = by_gid(row, f"stats:{measure}")
+        assert f"n = {int(stats['count'])}" in text.get_text()
+        assert f"median {fmt_duration(stats['median'])}" in text.get_text()
+        assert f"p99 {fmt_duration(stats['p99'])}" in text.get_text()
+        bars = by_gid(row, f"hist:{measure}")
+        assert sum(bar.get_height() for bar in bars) == int(stats["count"])  # a count axis
+        ticks = [t for t in row.get_yticks() if 0 <= t <= row.get_ylim()[1]]
+        assert ticks and all(float(t).is_integer() for t in ticks)
+    assert not [
+        t for row in rows for t in texts(row) if t in ("median", "p99")
+    ]  # no colliding tags
+    assert_no_text_overlaps(ax.figure)
 
 
-def test_lateness_in_microseconds_when_tiny():
+def test_lateness_of_one_run_has_a_sane_axis():
     s = Scheduler(VirtualClock())
     s.schedule(noop, at=1.0)
     s.clock.run_until_idle()
     ax = plot_lateness(s.log.to_frame())
-    assert ax.get_xlabel() == "lateness (µs)"
-    assert "median 0 µs" in by_gid(ax, "stats:total")[0].get_text()
+    lo, hi = ax.child_axes[-1].get_xlim()
+    assert ax.child_axes[-1].get_xlabel() == "lateness (ms)"
+    assert hi - lo >= 1.0 and lo > -0.1  # at least 1 ms wide, not -1..+1 µs
+    assert "median 0 s" in by_gid(ax.child_axes[0], "stats:total")[0].get_text()
     png(ax.figure)
 
 
@@ -590,8 +597,10 @@ def test_lateness_of_an_empty_log_and_a_csv_log(empty_frame, frame, csv_frame):
     assert texts(ax) == ["no runs yet"]
     png(ax.figure)
     live, read = plot_lateness(frame), plot_lateness(csv_frame)
-    assert texts(read) == texts(live)
+    assert all_texts(read.figure) == all_texts(live.figure)
     png(read.figure)
+    with pytest.raises(ValueError, match="bins=1"):
+        plot_lateness(frame, bins=1)
 
 
 # -- queue depth -----------------------------------------------------------------------------
@@ -643,16 +652,46 @@ def test_queue_depth_of_an_empty_log_and_a_csv_log(empty_frame, frame, csv_frame
 
 def test_sorteddict_view(frame):
     snapshot = replay_snapshot(frame, upto=13)
-    ax = plot_sorteddict(snapshot)
+    ax = plot_sorteddict(snapshot, max_points=12)
     assert len(by_gid(ax, "head_time", FancyBboxPatch)) == 1
     assert len(by_gid(ax, "time_point", FancyBboxPatch)) == len(snapshot.state.points) - 1
     assert len(by_gid(ax, "head_task", FancyBboxPatch)) == len(snapshot.state.head)
     assert len(by_gid(ax, "task", FancyBboxPatch)) == snapshot.state.size - len(snapshot.state.head)
-    assert "head\n0.25 s" in texts(ax)
-    png(ax.figure)
+    assert "head\n0.250 s" in texts(ax)  # due times in the time language
+    assert_no_text_overlaps(ax.figure)
     few = plot_sorteddict(snapshot, max_points=3, max_stack=1)
     assert "Showing the first 3 of 8 later time points" in by_gid(few, "note")[0].get_text()
     assert by_gid(few, "more")
+
+
+def test_design_pictures_mark_the_task_a_duplicate_matched():
+    s = Scheduler(VirtualClock())
+    first = s.schedule(noop, at=1.0, args=("a",), label="a")
+    s.schedule(noop, at=2.0, args=("b",), label="b")
+    decision = s.schedule_decision(noop, at=2.0, args=("b",), label="b")  # case 7
+    assert decision.case is Case.DUPLICATE_IN_QUEUE
+    why = {decision.duplicate_of: "matched by the request (case 7)"}
+    for draw in (plot_sorteddict, plot_heap, plot_wheel):
+        if draw is not plot_sorteddict:
+            other = Scheduler(VirtualClock(), queue="heap" if draw is plot_heap else "wheel")
+            other.schedule(noop, at=1.0, args=("a",), label="a")
+            other.schedule(noop, at=2.0, args=("b",), label="b")
+            source = other
+        else:
+            source = s
+        ax = draw(source, highlight=why)
+        note = by_gid(ax, "note")[0].get_text().replace("\n", " ")
+        assert f"★ #{decision.duplicate_of}: matched by the request (case 7)." in note
+        assert any(
+            t.startswith(f"★ #{decision.duplicate_of}") or f"★#{decision.duplicate_of}" in t
+            for t in texts(ax)
+        )
+        assert_no_text_overlaps(ax.figure)
+    plain = plot_sorteddict(s)
+    assert not any("★" in t for t in texts(plain))
+    assert first == 0
+    with pytest.raises(TypeError, match="highlight="):
+        plot_sorteddict(s, highlight="b")  # type: ignore[arg-type]
 
 
 def test_heap_view(frame):
@@ -665,32 +704,82 @@ def test_heap_view(frame):
     assert len(ax.get_lines()) == n - 1  # one edge per parent link
     root_id, root_due = snapshot.picture["heap"][0]
     assert root_due == snapshot.state.head_time
-    assert f"#{root_id}\n{root_due:.4g}" in texts(ax)
-    png(ax.figure)
+    assert f"#{root_id}\n{root_due:.3f} s\n[0]" in texts(ax)
+    assert_no_text_overlaps(ax.figure)
     top = plot_heap(snapshot, max_nodes=7)
     assert len(by_gid(top, "array_cell")) == 7
-    assert by_gid(top, "note")[0].get_text().startswith("Showing the first 7 of 11 entries")
+    assert by_gid(top, "note")[0].get_text().startswith("Showing the top 3 levels (7 of 11")
+    (levels,) = by_gid(top, "levels")
+    assert "level 3: 4 of 8 entries, due " in levels.get_text()
 
 
 def test_wheel_view(frame):
     wheel = TimingWheelQueue(slots=16, tick=0.1)
     snapshot = replay_snapshot(frame, upto=13, queue=wheel)
     ax = plot_wheel(snapshot)
-    assert len(by_gid(ax, "bucket", Wedge)) == 16
+    (ring,) = by_gid(ax, "buckets")
+    assert len(ring.get_paths()) == 16
     assert len(by_gid(ax, "job", Circle)) == snapshot.state.size
-    assert by_gid(ax, "cursor")
-    labels = "\n".join(t.get_text() for t in by_gid(ax, "job_label"))
-    for bucket in snapshot.picture["buckets"]:
+    assert by_gid(ax, "cursor") and by_gid(ax, "cursor_bucket", Wedge)
+    cursor = snapshot.picture["cursor"]
+    labels = "\n".join(t.get_text() for t in by_gid(ax, "job_label") if t.get_visible())
+    for b, bucket in enumerate(snapshot.picture["buckets"]):
         for task_id, rnd in bucket:
-            assert f"#{task_id} r{rnd}" in labels
-    assert legend_sections(ax)["job (label: #task r<round>)"] == [
+            turns = max(0, (rnd * 16 + b - cursor) // 16)  # relative to the cursor
+            assert (f"#{task_id} +{turns}" if turns else f"#{task_id}") in labels
+    assert not re.search(r"\br\d", labels)  # no absolute rounds
+    assert legend_sections(ax)["job: #task +turns left"] == [
         "fires this turn",
         "fires after 1 more turn",
         "2 or more turns ahead",
     ]
-    png(ax.figure)
+    note = by_gid(ax, "note")[0].get_text()
+    assert f"tick {cursor}" in note and "One turn = 16 × 0.1 s = 1.6 s" in " ".join(note.split())
+    assert_no_text_overlaps(ax.figure)
     default = plot_wheel(replay_snapshot(frame, upto=40, queue="wheel"))  # 256 slots
-    assert len(by_gid(default, "bucket")) == 256
+    (ring,) = by_gid(default, "buckets")
+    assert len(ring.get_paths()) == 256
+    assert_no_text_overlaps(default.figure)
+
+
+def test_big_queues_are_summarised_not_drawn_task_by_task(design):
+    s = Scheduler(VirtualClock(), queue=design, log=False)
+    for i in range(3000):
+        s.schedule(noop, at=1.0 + (i * 7919 % 3000) / 300, args=(i,), label=f"job {i % 7}")
+    ax = plot_queue(s)
+    patches = len(ax.patches) + sum(len(c.get_paths()) for c in ax.collections)
+    bound = 4 * 256 + 10 if design == "wheel" else 100  # the wheel: ring + 3 bars per bucket
+    assert patches < bound  # a summary, not 3,000 tasks
+    note = by_gid(ax, "note")[0].get_text().replace("\n", " ")
+    expected = {
+        "sorteddict": "Showing the first 10 of 2,999 later time points",
+        "heap": "Showing the top 4 levels (15 of 3,000 entries)",
+        "wheel": "3,000 jobs: bar length = jobs in the bucket, the longest",
+    }[design]
+    assert expected in note
+    assert_no_text_overlaps(ax.figure)
+    s.shutdown()
+
+
+def test_design_pictures_speak_the_time_language_on_a_real_clock(design):
+    s = Scheduler(queue=design, name=f"test-design-real-{design}")
+    s.schedule(noop, delay=30.0, label="later")
+    s.schedule(noop, delay=60.0, label="much later")
+    ax = plot_queue(s)
+    assert_no_text_overlaps(ax.figure)  # includes: no raw epoch value such as 1.796e+09
+    written = " ".join(texts(ax))
+    assert re.search(r"\b(29|30)\.\d{3} s\b", written) or design == "wheel"
+    bare = plot_queue(s.snapshot())  # no origin: wall-clock times, never epoch floats
+    assert_no_text_overlaps(bare.figure)
+    s.shutdown()
+
+
+def test_design_pictures_fit_a_small_axes(frame):
+    snapshot = replay_snapshot(frame, upto=19)
+    fig = new_figure((5.0, 3.0))
+    ax = plot_sorteddict(snapshot, ax=fig.add_subplot(), max_points=12)
+    assert len(by_gid(ax, "time_point")) < 8  # fewer columns than asked: they would not fit
+    assert_no_text_overlaps(fig)
 
 
 def test_plot_queue_dispatches_on_the_design_of_a_live_snapshot(design):
@@ -702,13 +791,15 @@ def test_plot_queue_dispatches_on_the_design_of_a_live_snapshot(design):
     expected = {
         "sorteddict": "Sorted-dict queue: 5 tasks at 4 time points",
         "heap": "Binary heap: 5 entries, root = earliest due",
-        "wheel": "Timing wheel: 256 slots × 0.01 s, 5 jobs",
+        "wheel": "Timing wheel: 256 slots × 10 ms, 5 jobs",
     }[design]
     assert ax.get_title() == expected
     png(ax.figure)
     clock.run_until_idle()
     empty = plot_queue(s.snapshot())
-    assert "the queue is empty" in texts(empty)
+    assert "the queue is empty" in texts(empty) or "The queue is empty." in " ".join(
+        t.get_text().replace("\n", " ") for t in by_gid(empty, "note")
+    )
     png(empty.figure)
     s.shutdown()
 
@@ -721,6 +812,10 @@ def test_design_views_refuse_another_designs_snapshot(frame):
         plot_wheel(snapshot)
     heap = replay_snapshot(frame, upto=13, queue="heap")
     assert plot_sorteddict(heap).get_title() == "Sorted-dict queue: 11 tasks at 9 time points"
+    with pytest.raises(TypeError, match="snapshot="):
+        plot_queue(42)
+    with pytest.raises(TypeError, match="time_scale="):
+        plot_heap(heap, time_scale=1.0)  # type: ignore[arg-type]
 
 
 # -- summary -------------------------------------------------------------------------------
@@ -732,7 +827,7 @@ def test_summary_page(frame, csv_frame):
     timeline, tree, lateness = fig.axes
     assert timeline.get_title() == "Task timeline: 12 tasks, 16 runs, 1 Event set"
     assert tree.get_title() == "Decision tree: counts from 23 decisions"
-    assert lateness.get_xlabel() == "lateness (ms)"
+    assert lateness.child_axes[-1].get_xlabel() == "lateness (ms)"
     assert fig.get_suptitle() == "Scheduler log summary: 77 rows, 23 decisions, 1 error"
     png(fig)
     again = plot_summary(csv_frame, color_by="outcome")

@@ -18,6 +18,7 @@ __all__ = [
     "add_note",
     "axes_or_new",
     "axes_size_pt",
+    "count_of",
     "new_figure",
     "root_figure",
     "set_title",
@@ -87,7 +88,7 @@ def axes_size_pt(ax: Axes) -> tuple[float, float]:
     legend columns) before anything is drawn.
     """
     fig = root_figure(ax)
-    box = ax.get_position()
+    box = ax.get_position(original=True)  # not shrunk to an equal aspect yet
     return box.width * fig.get_figwidth() * 72.0, box.height * fig.get_figheight() * 72.0
 
 
@@ -172,3 +173,12 @@ def short_duration(seconds: float) -> str:
     if size >= 1e-3:
         return f"{seconds * 1e3:.4g} ms"
     return f"{seconds * 1e6:.4g} µs"
+
+
+def count_of(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 decision``, ``2 decisions``, ``1,000 entries`` (``plural`` when not noun + "s").
+
+    >>> count_of(1, "decision"), count_of(2, "decision"), count_of(1000, "entry", "entries")
+    ('1 decision', '2 decisions', '1,000 entries')
+    """
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"

@@ -40,12 +40,13 @@ __all__ = [
 MIN_TEXT_PX = 11.0
 #: Pixels two boxes may share before they count as overlapping (anti-aliased edges).
 _TOLERANCE_PX = 1.0
-#: A number written out with 7 or more digits before the point, or in scientific notation
-#: with a big exponent: what a raw clock value (epoch seconds, a wheel's absolute round) reads like.
+#: What a raw clock value (epoch seconds, a wheel's absolute round or tick) reads like: 7 or
+#: more digits before the point, a big exponent, or a grouped number of 10 or more digits.
 _RAW_NUMBER = re.compile(
     r"(?<![\w.,])[-+]?\d{7,}(?:\.\d*)?(?![\w,])"  # 1796073853.24
     r"|\de\+?0*(?:[6-9]|\d\d)\b"  # 1.796e+09
     r"|r\d{5,}"  # r449018630
+    r"|\d{1,3}(?:,\d{3}){3,}"  # 179,607,990,548 (a tick count since 1970)
 )
 
 

@@ -6,18 +6,16 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.colors import to_hex, to_rgb
 from matplotlib.patches import FancyBboxPatch
-from matplotlib.patheffects import withStroke
+from matplotlib.patheffects import Normal, Stroke, withStroke
 
 from ..analysis import case_counts
 from ..decision import TREE, Case, Decision
-from ._axes import axes_or_new
+from ._axes import FONT, axes_or_new
 from ._data import as_frame
-from .colors import NEUTRAL, case_color, text_color_on
+from .colors import NEUTRAL, case_color, case_edge, text_color_on, tint
 
 __all__ = ["plot_decision_tree", "tree_layout"]
 
@@ -99,17 +97,12 @@ def _case_of(decision_or_case: Any) -> Case | None:
         ) from None
 
 
-def _tint(color: str, amount: float) -> str:
-    rgb = np.array(to_rgb(color))
-    return to_hex(rgb + (1.0 - rgb) * amount)
-
-
 def plot_decision_tree(
     decision_or_case: Decision | Case | int | None = None,
     *,
     counts: Any = None,
     ax: Axes | None = None,
-    fontsize: float = 8.0,
+    fontsize: float = FONT["body"],
     explain: bool = True,
 ) -> Axes:
     """Draw the decision tree every ``schedule()`` request walks, cases 1-8 as leaves.
@@ -128,7 +121,7 @@ def plot_decision_tree(
             :func:`~tempsched_lab.case_counts`), the output of ``case_counts``,
             or a mapping ``{case: count}``.
         ax: draw into this Axes; by default a new Figure is made.
-        fontsize: size of the box texts.
+        fontsize: size of the box texts (at least 8 pt, the smallest any figure writes).
         explain: write the highlighted case's explanation under the tree.
 
     Returns:
@@ -142,6 +135,8 @@ def plot_decision_tree(
     >>> ax.get_title()
     'Decision tree: case 3 (earlier than head) highlighted; counts from 2 decisions'
     """
+    if not isinstance(fontsize, (int, float)) or isinstance(fontsize, bool) or fontsize < 8:
+        raise ValueError(f"fontsize={fontsize!r}: expected a size of at least 8 pt")
     case = _case_of(decision_or_case)
     count_map = _counts_of(counts)
     ax = axes_or_new(ax, (10.0, 7.2))
@@ -152,7 +147,9 @@ def plot_decision_tree(
         path_edges = set(case.path)
         path_nodes = {("question", key) for key, _ in case.path} | {("case", case)}
     accent = case_color(case) if case is not None else NEUTRAL["line"]
-    outline = [withStroke(linewidth=5.5, foreground=NEUTRAL["ink"])]
+    # the path is a "cased" line: the case's colour inside an ink casing, visible on white
+    # even for case 7's yellow
+    casing = [Stroke(linewidth=7.5, foreground=NEUTRAL["ink"]), Normal()]
 
     # -- edges ---------------------------------------------------------------------
     for parent, child, answer in edges:
@@ -167,7 +164,7 @@ def plot_decision_tree(
             arrowprops={
                 "arrowstyle": "-|>",
                 "color": accent if on_path else NEUTRAL["unknown"],
-                "lw": 3.5 if on_path else 1.2,
+                "lw": 4.0 if on_path else 1.2,
                 "shrinkA": 0,
                 "shrinkB": 1,
                 "mutation_scale": 14 if on_path else 10,
@@ -175,8 +172,8 @@ def plot_decision_tree(
             zorder=3 if on_path else 1,
             gid=f"edge:{parent[1]}:{'yes' if answer else 'no'}" + (":highlighted" * on_path),
         )
-        if on_path and text_color_on(accent) == "black":  # light colours get a dark outline
-            arrow.arrow_patch.set_path_effects(outline)
+        if on_path:
+            arrow.arrow_patch.set_path_effects(casing)
         mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
         ax.text(
             mx,
@@ -184,7 +181,7 @@ def plot_decision_tree(
             "yes" if answer else "no",
             ha="center",
             va="center",
-            fontsize=fontsize - 0.5,
+            fontsize=max(8.0, fontsize - 1.0),
             color=NEUTRAL["ink"],
             fontweight="bold" if on_path else "normal",
             zorder=4,
@@ -199,17 +196,19 @@ def plot_decision_tree(
             w, h = _Q_WIDTH, _Q_HEIGHT
             face, edge, lw, text_color = "#F4F4F4", NEUTRAL["line"], 1.0, NEUTRAL["ink"]
             if on_path:
-                face, edge, lw = "white", accent, 3.0
+                face, edge, lw = "white", case_edge(case) if case is not None else accent, 3.0
             text = "\n".join(textwrap.wrap(questions[node[1]].text, 17))
             gid = f"question:{node[1]}"
         else:
             c: Case = node[1]
             w, h = _LEAF_WIDTH, _LEAF_HEIGHT
             color = case_color(c)
-            face, edge, lw = _tint(color, 0.72), color, 1.6
+            # a leaf not on the path: pale fill, thin mid-tone edge (case 8's black included),
+            # so that only the highlighted leaf has a full colour and a thick ink outline
+            face, edge, lw = tint(color, 0.75), tint(color, 0.35), 1.2
             text_color = NEUTRAL["ink"]
             if on_path:
-                face, edge, lw = color, NEUTRAL["ink"], 3.0
+                face, edge, lw = color, NEUTRAL["ink"], 3.5
                 text_color = text_color_on(color)
             text = f"{int(c)}\n" + "\n".join(textwrap.wrap(c.short, 11))
             gid = f"case:{int(c)}"
@@ -225,8 +224,8 @@ def plot_decision_tree(
             gid=gid + (":highlighted" * on_path),
         )
         ax.add_patch(patch)
-        if on_path and node[0] == "question" and text_color_on(accent) == "black":
-            patch.set_path_effects([withStroke(linewidth=4.5, foreground=NEUTRAL["ink"])])
+        if on_path and node[0] == "question":
+            patch.set_path_effects([withStroke(linewidth=5.0, foreground=NEUTRAL["ink"])])
         ax.text(
             x,
             y,
@@ -268,7 +267,12 @@ def plot_decision_tree(
             fontsize=fontsize + 0.5,
             color=NEUTRAL["ink"],
             gid="explanation",
-            bbox={"boxstyle": "round,pad=0.4", "fc": _tint(accent, 0.85), "ec": accent},
+            bbox={
+                "boxstyle": "round,pad=0.4",
+                "fc": tint(accent, 0.85),
+                "ec": case_edge(case),
+                "lw": 1.5,
+            },
         )
         bottom -= 0.85
     ax.set_xlim(min(xs) - _Q_WIDTH / 2 - 0.1, max(xs) + _LEAF_WIDTH / 2 + 0.1)
@@ -283,5 +287,5 @@ def plot_decision_tree(
         parts.append(f"counts from {total:,} decision{'s' * (total != 1)}")
     if parts:
         title = "Decision tree: " + "; ".join(parts)
-    ax.set_title(title)
+    ax.set_title(title, fontsize=FONT["title"])
     return ax

@@ -19,6 +19,7 @@ from .._axes import (
     FONT,
     axes_or_new,
     axes_size_pt,
+    count_of,
     set_title,
     short_duration,
     show_message,
@@ -320,7 +321,7 @@ def plot_timeline(
         )
     if n_beyond:
         scene.notes.append(
-            f"{n_beyond:,} pending run{'s' * (n_beyond != 1)} due after the right edge "
+            f"{count_of(n_beyond, 'pending run')} due after the right edge "
             f"(the last at {scale.text(scale.abs(latest))})."
         )
     if x_now is not None:
@@ -371,7 +372,7 @@ def _title(
     title = f"{kind_name} timeline"
     if isinstance(window, (int, float)) and view is not None:
         title += f", last {short_duration(float(window))}"
-    title += f": {n_lanes:,} {noun}{'s' * (n_lanes != 1)}, {n_runs:,} run{'s' * (n_runs != 1)}"
+    title += f": {count_of(n_lanes, noun)}, {count_of(n_runs, 'run')}"
     if n_events:
-        title += f", {n_events:,} Event{'s' * (n_events != 1)} set"
+        title += f", {count_of(n_events, 'Event')} set"
     return title
