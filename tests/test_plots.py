@@ -168,18 +168,35 @@ def texts(ax: Axes) -> list[str]:
 # -- the package itself ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_package_never_imports_pyplot():
     code = (
         "import sys, tempsched_lab.plots as p; p.plot_summary(p.example_frame()); "
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
-    package = Path(timeline_module.__file__).parent
-    for source in package.glob("*.py"):
+    package = Path(timeline_module.__file__).parents[1]  # tempsched_lab/plots
+    sources = list(package.rglob("*.py"))
+    assert len(sources) > 15  # the subpackages too
+    for source in sources:
         text = source.read_text()
         assert not re.search(
             r"import\s+matplotlib\.pyplot|from\s+matplotlib\s+import\s+pyplot|plt\.", text
         ), source.name
+
+
+def test_importing_the_plots_touches_no_ipython_display():
+    code = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "shell = InteractiveShell.instance()\n"
+        "import tempsched_lab.plots as p\n"
+        "from matplotlib.figure import Figure\n"
+        "shell.display_formatter.formatters['image/png'].lookup_by_type(Figure)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "KeyError" in done.stderr  # no printer registered for Figure: no global side effect
+    fig = new_figure((3, 2))
+    assert fig._repr_png_().startswith(PNG_SIGNATURE)  # figures display themselves instead
 
 
 def test_case_colours_are_eight_distinct_and_used_everywhere():
@@ -436,6 +453,7 @@ def test_timeline_of_a_log_read_back_from_csv(frame, csv_frame, csv_path):
         png(ax.figure)
 
 
+@pytest.mark.slow
 def test_every_plot_on_a_parquet_log(frame, tmp_path):
     pytest.importorskip("pyarrow")
     path = tmp_path / "log.parquet"
@@ -492,7 +510,7 @@ def test_decision_tree_boxes_edges_and_labels():
     for q in TREE:
         assert any(" ".join(t.split()) == q.text for t in texts(ax))
     for c in Case:
-        assert any(t.startswith(f"{int(c)}\n") for t in texts(ax))
+        assert any(t.startswith(f"{int(c)} ") for t in texts(ax))
     assert ax.get_title() == "Decision tree of schedule()"
     png(ax.figure)
 

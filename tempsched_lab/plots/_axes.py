@@ -7,6 +7,7 @@ import textwrap
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure, SubFigure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.text import Text
 
 from ..timescale import TimeScale
@@ -81,15 +82,21 @@ def root_figure(ax: Axes) -> Figure:
 
 
 def axes_size_pt(ax: Axes) -> tuple[float, float]:
-    """Width and height of ``ax`` in points, as placed before layout (an estimate).
+    """Width and height in points of the space ``ax`` will get, estimated before layout.
 
-    Constrained layout later shrinks the Axes to make room for titles, labels
-    and legends; plots use this to decide how much to write (lanes that fit,
-    legend columns) before anything is drawn.
+    Plots use it to decide how much to write (lanes that fit, legend columns,
+    note wrapping) before anything is drawn. Under constrained layout the Axes
+    gets its whole grid cell (the subplot margins are ignored), less the room
+    its own title, labels and legend take, which each caller allows for.
     """
     fig = root_figure(ax)
     box = ax.get_position(original=True)  # not shrunk to an equal aspect yet
-    return box.width * fig.get_figwidth() * 72.0, box.height * fig.get_figheight() * 72.0
+    width, height = box.width, box.height
+    if isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        pars = fig.subplotpars
+        width /= max(pars.right - pars.left, 0.1)
+        height /= max(pars.top - pars.bottom, 0.1)
+    return width * fig.get_figwidth() * 72.0, height * fig.get_figheight() * 72.0
 
 
 def show_message(ax: Axes, text: str) -> Text:
@@ -138,12 +145,19 @@ def add_note(ax: Axes, text: str) -> Text:
     )
 
 
-def set_title(ax: Axes, title: str, note: str | None = None, **kwargs: object) -> Text | None:
+def set_title(
+    ax: Axes, title: str, note: str | None = None, *, share: float = 0.95, **kwargs: object
+) -> Text | None:
     """Set the title and, when given, a note between the title and the plot (see :func:`add_note`).
 
-    Returns the note's Text, or ``None``.
+    A title longer than ``share`` of the Axes' width is wrapped (pass less when
+    a legend beside the Axes takes part of the width). Returns the note's
+    Text, or ``None``.
     """
     kwargs.setdefault("fontsize", FONT["title"])
+    width_pt, _ = axes_size_pt(ax)
+    chars = max(30, int(share * width_pt / (0.6 * float(kwargs["fontsize"]))))  # type: ignore[arg-type]
+    title = "\n".join(textwrap.wrap(title, chars, break_long_words=False)) or title
     if not note:
         ax.set_title(title, **kwargs)  # type: ignore[arg-type]
         return None

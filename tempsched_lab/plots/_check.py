@@ -17,11 +17,13 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.image import imsave
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
@@ -81,11 +83,17 @@ def _recording() -> Iterator[list[Text]]:
         Text.draw = original  # type: ignore[method-assign]
 
 
-def drawn_texts(fig: Figure) -> list[DrawnText]:
-    """Every non-empty text the figure draws, with its box (draws the figure once)."""
+def drawn_texts(fig: Figure, save_to: str | Path | None = None) -> list[DrawnText]:
+    """Every non-empty text the figure draws, with its box (draws the figure once).
+
+    ``save_to``: also write that drawing as a PNG (no second draw).
+    """
     canvas = FigureCanvasAgg(fig)
     with _recording() as drawn:
         canvas.draw()
+    if save_to is not None:
+        # the pixels just drawn, written as they are: one draw for the check and the file
+        imsave(save_to, np.asarray(canvas.buffer_rgba()), format="png", dpi=fig.dpi)
     renderer = canvas.get_renderer()
     out = []
     seen: set[int] = set()
@@ -141,9 +149,14 @@ def texts_outside(fig: Figure, texts: list[DrawnText]) -> list[DrawnText]:
     ]
 
 
-def figure_problems(fig: Figure, min_px: float = MIN_TEXT_PX) -> list[str]:
-    """Everything these checks find wrong with ``fig``, one sentence each (``[]``: readable)."""
-    texts = drawn_texts(fig)
+def figure_problems(
+    fig: Figure, min_px: float = MIN_TEXT_PX, save_to: str | Path | None = None
+) -> list[str]:
+    """Everything these checks find wrong with ``fig``, one sentence each (``[]``: readable).
+
+    ``save_to``: write the checked drawing there as a PNG as well.
+    """
+    texts = drawn_texts(fig, save_to)
     problems = [f"texts overlap: {a!r} and {b!r}" for a, b in text_overlaps(texts)]
     problems += [f"text under {min_px:g} px: {t!r}" for t in small_texts(texts, min_px)]
     problems += [f"raw clock value: {t!r}" for t in raw_epoch_texts(texts)]

@@ -26,7 +26,9 @@ __all__ = ["LEGEND_GID", "Section", "add_legend"]
 #: gid of the legend every plot adds.
 LEGEND_GID = "legend"
 #: Height of one legend row, in multiples of the font size (text, spacing, marker).
-_ROW_EM = 1.75
+_ROW_EM = 1.6
+#: Points of the Axes' height lost to its title and x axis (the legend starts at its top).
+_DECORATION_PT = 60.0
 
 
 @dataclass
@@ -71,7 +73,7 @@ def add_legend(
             handles.append(_header(section.title))
             handles.extend(section.handles)
     _, height_pt = axes_size_pt(ax)
-    rows_fit = max(4, int(height_pt / (_ROW_EM * fontsize)))
+    rows_fit = max(4, int((height_pt - _DECORATION_PT) / (_ROW_EM * fontsize)))
     ncols = max(1, math.ceil((len(handles) + (title is not None)) / rows_fit))
     legend = ax.legend(
         handles=handles,

@@ -77,8 +77,8 @@ def plot_queue_depth(
     depth = queue_depth(a)
     ax = axes_or_new(ax, (9.0, 3.6))
     title = "Queue depth over time"
-    if not len(depth):
-        ax.set_title(title)
+    if not len(depth) or not (depth["queue_size"] > 0).any():  # never held a task
+        ax.set_title(title, fontsize=FONT["title"])
         show_message(ax, "no tasks yet")
         return ax
     scale = time_scale or a.scale

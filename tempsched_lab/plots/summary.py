@@ -21,7 +21,7 @@ def plot_summary(
     color_by: str = "case",
     now: float | None = None,
     max_lanes: int = 30,
-    figsize: tuple[float, float] = (15.0, 11.0),
+    figsize: tuple[float, float] = (15.0, 12.0),
 ) -> Figure:
     """A one-page Figure: the task timeline on top, the decision tree with the count of
     each case and the lateness histograms underneath.
@@ -45,7 +45,7 @@ def plot_summary(
     frame = as_frame(frame)
     a = LogArrays.of(frame)
     fig = new_figure(figsize)
-    grid = fig.add_gridspec(2, 2, height_ratios=(1.2, 1.0), width_ratios=(1.15, 1.0))
+    grid = fig.add_gridspec(2, 2, height_ratios=(1.1, 1.0), width_ratios=(1.15, 1.0))
     plot_timeline(
         a, ax=fig.add_subplot(grid[0, :]), color_by=color_by, now=now, max_lanes=max_lanes
     )

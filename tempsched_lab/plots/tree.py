@@ -4,25 +4,81 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.patches import FancyBboxPatch
+from matplotlib.patches import FancyBboxPatch, Patch
 from matplotlib.patheffects import Normal, Stroke, withStroke
 
 from ..analysis import case_counts
 from ..decision import TREE, Case, Decision
-from ._axes import FONT, axes_or_new
+from ._axes import FONT, axes_or_new, axes_size_pt, set_title
 from ._data import as_frame
-from .colors import NEUTRAL, case_color, case_edge, text_color_on, tint
+from ._legend import Section, add_legend
+from .colors import NEUTRAL, case_color, case_edge, case_label, text_color_on, tint
 
 __all__ = ["plot_decision_tree", "tree_layout"]
 
 Node = tuple[str, Any]  # ("question", key) or ("case", Case)
 
-_Q_WIDTH, _Q_HEIGHT = 1.3, 0.52
-_LEAF_WIDTH, _LEAF_HEIGHT = 0.92, 0.62
+_Q_WIDTH, _LEAF_WIDTH = 1.3, 0.92  # box widths, in leaf spacings
+_MAX_HEIGHT = 0.72  # the tallest a box may be, in level spacings (the rest: edge and its label)
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    """Box sizes and text wrapping for the space the tree gets (text keeps its size in points)."""
+
+    q_height: float
+    leaf_height: float
+    q_chars: int
+    leaf_chars: int  # 0: leaves show their number only (too little room for their names)
+    explain_chars: int
+    count_gap: float  # room under a leaf for its count, in level spacings
+    line: float  # one line of text, in level spacings
+
+
+def _wrap(text: str, chars: int) -> list[str]:
+    return textwrap.wrap(text, chars, break_long_words=False)
+
+
+def leaf_text(case: Case, chars: int) -> str:
+    """``"7 duplicate\nin queue"`` wrapped at ``chars``, or ``"7"`` when ``chars`` is 0."""
+    return "\n".join(_wrap(f"{int(case)} {case.short}", chars)) if chars else str(int(case))
+
+
+def _sizes(ax: Axes, fontsize: float, levels: int, leaves: int, extra_rows: float) -> _Sizes:
+    """Wrap widths from the box widths in points, box heights from the lines they hold."""
+    width_pt, height_pt = axes_size_pt(ax)
+    unit_x = width_pt * 0.92 / (leaves - 1 + (_Q_WIDTH + _LEAF_WIDTH) / 2 + 0.2)
+    unit_y = max(height_pt - 40.0, 100.0) / (levels - 1 + _MAX_HEIGHT + extra_rows)
+    char = 0.64 * fontsize  # bold on the path
+    line = 1.22 * fontsize
+
+    def lines_fit(lines: int) -> bool:
+        return (lines * line + 7.0) / unit_y <= _MAX_HEIGHT
+
+    def height(lines: int) -> float:
+        return min(_MAX_HEIGHT, (lines * line + 7.0) / unit_y)
+
+    q_chars = max(8, int(_Q_WIDTH * unit_x / char) - 1)
+    leaf_chars = max(7, int(_LEAF_WIDTH * unit_x / char) - 1)
+    q_lines = max(len(_wrap(q.text, q_chars)) for q in TREE)
+    leaf_lines = max(leaf_text(c, leaf_chars).count("\n") + 1 for c in Case)
+    too_long = any(len(word) > leaf_chars for c in Case for word in c.short.split())
+    if too_long or not lines_fit(leaf_lines):  # no room for names: numbers (the legend has them)
+        leaf_chars, leaf_lines = 0, 1
+    return _Sizes(
+        q_height=height(q_lines),
+        leaf_height=height(leaf_lines),
+        q_chars=q_chars,
+        leaf_chars=leaf_chars,
+        explain_chars=max(40, int(width_pt * 0.9 / char)),
+        count_gap=(line + 4.0) / unit_y,
+        line=line / unit_y,
+    )
 
 
 def tree_layout() -> tuple[dict[Node, tuple[float, float]], list[tuple[Node, Node, bool]]]:
@@ -139,8 +195,12 @@ def plot_decision_tree(
         raise ValueError(f"fontsize={fontsize!r}: expected a size of at least 8 pt")
     case = _case_of(decision_or_case)
     count_map = _counts_of(counts)
-    ax = axes_or_new(ax, (10.0, 7.2))
+    ax = axes_or_new(ax, (10.0, 7.6))
     positions, edges = tree_layout()
+    levels = 1 - int(min(y for _, y in positions.values()))
+    leaves = sum(1 for kind, _ in positions if kind == "case")
+    extra = 0.35 + (1.0 if case is not None and explain else 0.0)
+    size = _sizes(ax, fontsize, levels, leaves, extra)
     path_nodes: set[Node] = set()
     path_edges: set[tuple[str, bool]] = set()
     if case is not None:
@@ -155,8 +215,8 @@ def plot_decision_tree(
     for parent, child, answer in edges:
         (x0, y0), (x1, y1) = positions[parent], positions[child]
         on_path = (parent[1], answer) in path_edges
-        top = _LEAF_HEIGHT / 2 if child[0] == "case" else _Q_HEIGHT / 2
-        start, end = (x0, y0 - _Q_HEIGHT / 2), (x1, y1 + top)
+        top = size.leaf_height / 2 if child[0] == "case" else size.q_height / 2
+        start, end = (x0, y0 - size.q_height / 2), (x1, y1 + top)
         arrow = ax.annotate(
             "",
             xy=end,
@@ -193,15 +253,15 @@ def plot_decision_tree(
     for node, (x, y) in positions.items():
         on_path = node in path_nodes
         if node[0] == "question":
-            w, h = _Q_WIDTH, _Q_HEIGHT
+            w, h = _Q_WIDTH, size.q_height
             face, edge, lw, text_color = "#F4F4F4", NEUTRAL["line"], 1.0, NEUTRAL["ink"]
             if on_path:
                 face, edge, lw = "white", case_edge(case) if case is not None else accent, 3.0
-            text = "\n".join(textwrap.wrap(questions[node[1]].text, 17))
+            text = "\n".join(_wrap(questions[node[1]].text, size.q_chars))
             gid = f"question:{node[1]}"
         else:
             c: Case = node[1]
-            w, h = _LEAF_WIDTH, _LEAF_HEIGHT
+            w, h = _LEAF_WIDTH, size.leaf_height
             color = case_color(c)
             # a leaf not on the path: pale fill, thin mid-tone edge (case 8's black included),
             # so that only the highlighted leaf has a full colour and a thick ink outline
@@ -210,7 +270,7 @@ def plot_decision_tree(
             if on_path:
                 face, edge, lw = color, NEUTRAL["ink"], 3.5
                 text_color = text_color_on(color)
-            text = f"{int(c)}\n" + "\n".join(textwrap.wrap(c.short, 11))
+            text = leaf_text(c, size.leaf_chars)
             gid = f"case:{int(c)}"
         patch = FancyBboxPatch(
             (x - w / 2, y - h / 2),
@@ -256,12 +316,14 @@ def plot_decision_tree(
     # -- frame, title, explanation ---------------------------------------------------
     xs = [p[0] for p in positions.values()]
     ys = [p[1] for p in positions.values()]
-    bottom = min(ys) - _LEAF_HEIGHT / 2 - (0.35 if count_map is not None else 0.1)
+    bottom = min(ys) - size.leaf_height / 2 - (size.count_gap + 0.05 if count_map else 0.1)
     if case is not None and explain:
+        words = f"Case {int(case)}, {case.short}: {case.explanation}"
+        lines = _wrap(words, size.explain_chars)
         ax.text(
             (min(xs) + max(xs)) / 2,
             bottom - 0.15,
-            "\n".join(textwrap.wrap(f"Case {int(case)}, {case.short}: {case.explanation}", 110)),
+            "\n".join(lines),
             ha="center",
             va="top",
             fontsize=fontsize + 0.5,
@@ -274,9 +336,9 @@ def plot_decision_tree(
                 "lw": 1.5,
             },
         )
-        bottom -= 0.85
+        bottom -= 0.3 + (len(lines) + 1.2) * size.line * (fontsize + 0.5) / fontsize
     ax.set_xlim(min(xs) - _Q_WIDTH / 2 - 0.1, max(xs) + _LEAF_WIDTH / 2 + 0.1)
-    ax.set_ylim(bottom, max(ys) + _Q_HEIGHT / 2 + 0.1)
+    ax.set_ylim(bottom, max(ys) + size.q_height / 2 + 0.1)
     ax.set_axis_off()
     title = "Decision tree of schedule()"
     parts = []
@@ -287,5 +349,8 @@ def plot_decision_tree(
         parts.append(f"counts from {total:,} decision{'s' * (total != 1)}")
     if parts:
         title = "Decision tree: " + "; ".join(parts)
-    ax.set_title(title, fontsize=FONT["title"])
+    set_title(ax, title, share=0.95 if size.leaf_chars else 0.7)  # a legend takes the rest
+    if not size.leaf_chars:  # leaves show numbers only: name the cases beside the tree
+        patches = [Patch(color=case_color(c), label=case_label(c)) for c in Case]
+        add_legend(ax, [Section("cases", patches)])
     return ax

@@ -13,7 +13,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, Wedge
 from matplotlib.text import Text
 
-from ...timescale import TimeScale
+from ...timescale import EPOCH_LIKE, TimeScale
 from .._axes import (
     FONT,
     NOTE_GID,
@@ -159,9 +159,10 @@ def plot_wheel(
     add_legend(ax, [Section(section, handles)])
     # tick numbers of a real clock's wheel count from 1970: only small ones are worth reading
     tick_text = f"tick {cursor:,} = " if cursor < 1_000_000 else ""
+    hand_at = origin + cursor * tick  # an unused real-clock wheel's hand is still in 1970
+    when = f" (at {scale.text(hand_at)})" if abs(scale.rel(hand_at)) < EPOCH_LIKE else ""
     notes = [
-        f"Arrow: the hand, {tick_text}bucket {cursor_bucket} "
-        f"(at {scale.text(origin + cursor * tick)}).{lag} "
+        f"Arrow: the hand, {tick_text}bucket {cursor_bucket}{when}.{lag} "
         f"One turn = {slots} × {short_duration(tick)} = {short_duration(slots * tick)}."
     ]
     if not detailed:

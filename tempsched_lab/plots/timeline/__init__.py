@@ -30,6 +30,7 @@ from .._legend import Section, add_legend
 from ..colors import CASE_COLORS, NEUTRAL, OUTCOME_COLORS, OUTCOMES, case_label
 from .lanes import BAND_ROWS, LaneLayout, lanes_that_fit, layout_lanes
 from .layers import LAYERS, Scene, run_colors
+from .marks import MARKS
 
 __all__ = ["MAX_DETAIL_RUNS", "MAX_LANES", "plot_timeline"]
 
@@ -77,9 +78,10 @@ def _check(
     )
 
 
-def _figure_size(rows: int) -> tuple[float, float]:
-    """Size (inches) of a new figure for ``rows`` rows: 0.26 in per row, 0.19 in beyond 44."""
+def _figure_size(rows: int, legend_rows: int) -> tuple[float, float]:
+    """Size (inches) of a new figure: 0.26 in a lane (0.19 beyond 44), a legend in one column."""
     height = 1.9 + 0.26 * min(rows, 44) + 0.19 * max(rows - 44, 0)
+    height = max(height, 1.4 + 0.18 * legend_rows)
     return 11.0, float(np.clip(height, 4.0, 40.0))
 
 
@@ -280,7 +282,9 @@ def plot_timeline(
     folded = BAND_ROWS if len(keys) > max_lanes else 0
     rows_wanted = min(len(keys), max_lanes) + int(reject) + folded
     own_figure = ax is None
-    ax = axes_or_new(ax, _figure_size(rows_wanted))
+    n_colours = runs["case"].nunique() if color_by == "case" else runs["outcome"].nunique()
+    legend_rows = n_colours + 2 + (len(MARKS) + 1 if lanes == "task" else 3)  # at most
+    ax = axes_or_new(ax, _figure_size(rows_wanted, legend_rows))
     width_pt, height_pt = axes_size_pt(ax)
     # a figure made here is sized for its lanes; one given is only as tall as it is
     budget = max_lanes if own_figure else min(max_lanes, lanes_that_fit(height_pt, int(reject)))

@@ -21,8 +21,8 @@ __all__ = ["BAND_ROWS", "LANE_MIN_PT", "Band", "LaneLayout", "lanes_that_fit", "
 BAND_ROWS = 3
 #: Least height of one lane, in points, so that 8 pt lane labels never touch.
 LANE_MIN_PT = 12.0
-#: Points an Axes loses to its title, a one-line note, ticks and the x label.
-_DECORATION_PT = 70.0
+#: Points an Axes' grid cell loses to its title, a one-line note, ticks and the x label.
+_DECORATION_PT = 75.0
 
 
 @dataclass(frozen=True)
