@@ -54,7 +54,14 @@ from tempsched_lab.plots import (
 )
 from tempsched_lab.plots import timeline as timeline_module
 from tempsched_lab.plots._check import figure_problems
-from tempsched_lab.plots.colors import case_label
+from tempsched_lab.plots.colors import (
+    ENTRY_FILL,
+    HEAD_EDGE,
+    HEAD_FILL,
+    MEASURE_COLORS,
+    TURN_COLORS,
+    case_label,
+)
 from tempsched_lab.queues import TimingWheelQueue
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -197,6 +204,22 @@ def test_importing_the_plots_touches_no_ipython_display():
     assert "KeyError" in done.stderr  # no printer registered for Figure: no global side effect
     fig = new_figure((3, 2))
     assert fig._repr_png_().startswith(PNG_SIGNATURE)  # figures display themselves instead
+
+
+def test_colours_besides_the_cases_are_never_case_colours(frame):
+    cases = {c.upper() for c in CASE_COLORS.values()}
+    others = [*MEASURE_COLORS.values(), HEAD_FILL, HEAD_EDGE, ENTRY_FILL, *TURN_COLORS]
+    assert not {c.upper() for c in others} & cases
+    fig = plot_summary(frame)  # the page that shows the timeline, the tree and lateness
+    lateness_bars = [
+        p.get_facecolor()
+        for row in fig.axes[2].child_axes
+        for p in row.patches
+        if str(p.get_gid()).startswith("hist:")
+    ]
+    assert lateness_bars
+    case_rgb = {tuple(np.round(to_rgb(c), 3)) for c in CASE_COLORS.values()}
+    assert not {tuple(np.round(c[:3], 3)) for c in lateness_bars} & case_rgb
 
 
 def test_case_colours_are_eight_distinct_and_used_everywhere():
@@ -415,6 +438,26 @@ def test_timeline_marks_the_slots_a_periodic_task_skipped():
     assert "slot skipped (misfire)" in legend_sections(ax)["marks"]
 
 
+def test_timeline_links_catch_up_runs_to_their_slots():
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    durations = iter([0.02, 0.02, 0.35])
+
+    def run():
+        clock.advance(next(durations, 0.02))
+
+    s.schedule(run, at=0.1, period=0.1, misfire="catch_up", label="catching up")
+    clock.run_until(1.0)
+    s.shutdown()
+    ax = plot_timeline(s.log.to_frame())
+    links = by_gid(ax, "late_link")
+    assert sorted(round(a.xyann[0], 6) for a in links) == [0.4, 0.5, 0.6]  # from each slot...
+    assert sorted(round(a.xy[0], 2) for a in links) == [0.65, 0.67, 0.69]  # ...to its late run
+    (starts,) = by_gid(ax, "starts", PathCollection)
+    assert len(starts.get_offsets()) == int((s.log.to_frame()["kind"] == "start").sum())
+    assert "late run ← its slot" in legend_sections(ax)["marks"]
+
+
 def test_timeline_speaks_the_time_language_on_a_real_clock():
     s = Scheduler(name="test-timeline-real")
     s.schedule(noop, delay=0.01, label="soon")
@@ -528,6 +571,24 @@ def test_decision_tree_highlights_the_path_of_a_case(case):
     )
     (explanation,) = by_gid(ax, "explanation")
     assert case.short in explanation.get_text()
+
+
+def test_decision_tree_highlight_is_unmistakable():
+    plain = plot_decision_tree()
+    (leaf8,) = [p for p in plain.patches if p.get_gid() == "case:8"]
+    assert leaf8.get_linewidth() < 2.0  # black case 8 off the path: no thick black border
+    assert to_rgb(leaf8.get_edgecolor()) != to_rgb("#000000")
+    chosen = plot_decision_tree(Case.DUPLICATE_IN_QUEUE)
+    (leaf7,) = [p for p in chosen.patches if p.get_gid() == "case:7:highlighted"]
+    assert leaf7.get_linewidth() >= 3.0
+    path = [a for a in chosen.get_children() if str(a.get_gid()).endswith(":highlighted")]
+    edges = [a for a in path if str(a.get_gid()).startswith("edge:")]
+    assert edges and all(a.arrow_patch.get_path_effects() for a in edges)  # cased: visible on white
+    s = Scheduler(VirtualClock())
+    s.schedule(noop, at=1.0, args=("a",))
+    duplicate = s.schedule_decision(noop, at=1.0, args=("a",))
+    (explained,) = by_gid(plot_decision_tree(duplicate), "explanation")
+    assert "It matched task 0" in " ".join(explained.get_text().split())  # what happened
 
 
 def test_decision_tree_of_a_decision_with_counts(frame, csv_frame):

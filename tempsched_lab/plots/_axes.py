@@ -48,7 +48,9 @@ class LabFigure(Figure):
 
     def _repr_png_(self) -> bytes:
         buffer = io.BytesIO()
-        self.savefig(buffer, format="png", bbox_inches="tight")
+        # no bbox_inches="tight": constrained layout already fits the figure, and a tight
+        # box costs a second full draw (a summary page: 3.8 s -> 2.4 s, median of 3, busy VM)
+        self.savefig(buffer, format="png")
         return buffer.getvalue()
 
 

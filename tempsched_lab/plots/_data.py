@@ -169,18 +169,18 @@ def _first_per_key(a: LogArrays, mask: np.ndarray, **values: np.ndarray) -> pd.D
 def task_runs(log: Any) -> pd.DataFrame:
     """One row per *run* of a task: when it was scheduled, dispatched, started, ended.
 
-        A run is identified by ``(task_id, due)``: a one-shot task has one run, a
-        periodic task one per period (all with the same ``task_id``). Times are the
-        scheduler clock's seconds (NaN when the step did not happen, or fell out
-        of a bounded log). ``thread`` names the thread that ran the run (or set
+    A run is identified by ``(task_id, due)``: a one-shot task has one run, a
+    periodic task one per period (all with the same ``task_id``). Times are the
+    scheduler clock's seconds (NaN when the step did not happen, or fell out
+    of a bounded log). ``thread`` names the thread that ran the run (or set
     its Event). ``outcome`` is one of
-        :data:`~tempsched_lab.plots.colors.OUTCOMES`; ``case`` is the decision that
-        placed this run in the queue (NaN if that row is not in the log).
+    :data:`~tempsched_lab.plots.colors.OUTCOMES`; ``case`` is the decision that
+    placed this run in the queue (NaN if that row is not in the log).
 
-        >>> from tempsched_lab.plots import example_frame
-        >>> runs = task_runs(example_frame())
-        >>> runs.loc[runs["label"] == "failing task", "outcome"].tolist()
-        ['failed']
+    >>> from tempsched_lab.plots import example_frame
+    >>> runs = task_runs(example_frame())
+    >>> runs.loc[runs["label"] == "failing task", "outcome"].tolist()
+    ['failed']
     """
     a = log if isinstance(log, LogArrays) else LogArrays.of(log)
     if a.n == 0:

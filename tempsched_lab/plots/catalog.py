@@ -61,6 +61,7 @@ class Loaded:
 
     frame: pd.DataFrame
     snapshots: dict[str, QueueSnapshot]
+    at: float | None  # the clock time of the snapshots (None: an empty queue)
 
 
 @dataclass(frozen=True)
@@ -81,13 +82,16 @@ def _load(sample: Sample) -> Loaded:
     frame = sample.build()
     snapshots = {}
     sizes = frame["queue_size"].astype("float64").to_numpy()
+    at = None
     for design in DESIGNS.values():
         if np.isfinite(sizes).any() and np.nanmax(sizes) > 0:
-            fullest = int(frame["seq"].iloc[int(np.nanargmax(sizes))])
-            snapshots[design] = replay_snapshot(frame, upto=fullest, queue=design)
+            row = int(np.nanargmax(sizes))
+            at = float(frame["t"].iloc[row])
+            upto = int(frame["seq"].iloc[row])
+            snapshots[design] = replay_snapshot(frame, upto=upto, queue=design)
         else:
             snapshots[design] = make_queue(design).snapshot()
-    return Loaded(frame, snapshots)
+    return Loaded(frame, snapshots, at)
 
 
 def _noop(*args: Any) -> None:
@@ -196,7 +200,10 @@ def _last_case(frame: pd.DataFrame) -> Case | None:
 def _queue(design: str) -> Callable[[Loaded], Figure]:
     def draw(loaded: Loaded) -> Figure:
         scale = time_scale_of(loaded.frame)
-        return plot_queue(loaded.snapshots[design], time_scale=scale).figure  # type: ignore[return-value]
+        # a replayed wheel's cursor never moved: draw its hand at the snapshot's time
+        now = {"now": loaded.at} if design == "wheel" and loaded.at is not None else {}
+        snapshot = loaded.snapshots[design]
+        return plot_queue(snapshot, time_scale=scale, **now).figure  # type: ignore[return-value]
 
     return draw
 

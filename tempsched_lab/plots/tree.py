@@ -167,7 +167,7 @@ def plot_decision_tree(
     drawing always matches the code. Edges are labelled yes/no. Given a
     :class:`~tempsched_lab.Decision` (or a :class:`~tempsched_lab.Case`, or its
     number), the path to its case is highlighted: thick edges and box outlines
-    in the case's colour, and (``explain=True``) the case's explanation under
+    in the case's colour, and (``explain=True``) the explanation under
     the tree.
 
     Args:
@@ -178,7 +178,8 @@ def plot_decision_tree(
             or a mapping ``{case: count}``.
         ax: draw into this Axes; by default a new Figure is made.
         fontsize: size of the box texts (at least 8 pt, the smallest any figure writes).
-        explain: write the highlighted case's explanation under the tree.
+        explain: write the explanation under the tree: a Decision's own (what
+            happened this time), else the case's teaching text.
 
     Returns:
         The Axes drawn into.
@@ -201,6 +202,10 @@ def plot_decision_tree(
     leaves = sum(1 for kind, _ in positions if kind == "case")
     extra = 0.35 + (1.0 if case is not None and explain else 0.0)
     size = _sizes(ax, fontsize, levels, leaves, extra)
+    if not size.leaf_chars and fontsize > 8.0:  # names fit at 8 pt? better than numbers only
+        smaller = _sizes(ax, 8.0, levels, leaves, extra)
+        if smaller.leaf_chars:
+            size, fontsize = smaller, 8.0
     path_nodes: set[Node] = set()
     path_edges: set[tuple[str, bool]] = set()
     if case is not None:
@@ -318,7 +323,10 @@ def plot_decision_tree(
     ys = [p[1] for p in positions.values()]
     bottom = min(ys) - size.leaf_height / 2 - (size.count_gap + 0.05 if count_map else 0.1)
     if case is not None and explain:
-        words = f"Case {int(case)}, {case.short}: {case.explanation}"
+        # a Decision tells what happened this time (the task it matched, whether a worker woke)
+        told = getattr(decision_or_case, "explanation", None)
+        text = told if isinstance(told, str) else case.explanation
+        words = f"Case {int(case)}, {case.short}: {text}"
         lines = _wrap(words, size.explain_chars)
         ax.text(
             (min(xs) + max(xs)) / 2,

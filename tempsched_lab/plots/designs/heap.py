@@ -67,6 +67,7 @@ def plot_heap(
     row_cells: int = 8,
     time_scale: TimeScale | None = None,
     highlight: int | dict[int, str] | None = None,
+    title: str | None = None,
 ) -> Axes:
     """The binary heap as a tree, with the array that stores it beneath.
 
@@ -87,6 +88,7 @@ def plot_heap(
         time_scale: how due times are written (default: the scheduler's).
         highlight: a task ID or ``{task_id: reason}`` to outline (see
             :func:`plot_sorteddict`).
+        title: the title to write instead of the design's own (which counts the tasks).
 
     Returns:
         The Axes drawn into.
@@ -105,7 +107,7 @@ def plot_heap(
     heap: Sequence[tuple[int, float]] = snap.picture["heap"]
     parent: Sequence[int | None] = snap.picture["parent"]
     n = len(heap)
-    title = f"Binary heap: {count_of(n, 'entry', 'entries')}, root = earliest due"
+    title = title or f"Binary heap: {count_of(n, 'entry', 'entries')}, root = earliest due"
     longest = max((len(scale.text(due)) for _, due in heap[:max_nodes]), default=8)
     pitch_pt = _pitch_pt(longest)
     wanted_levels = math.floor(math.log2(max(1, min(n, max_nodes)))) + 1

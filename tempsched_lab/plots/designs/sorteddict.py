@@ -37,6 +37,7 @@ def plot_sorteddict(
     max_stack: int = 6,
     time_scale: TimeScale | None = None,
     highlight: int | dict[int, str] | None = None,
+    title: str | None = None,
 ) -> Axes:
     """The sorted-dict design: the head list, then every later time point in time order.
 
@@ -58,6 +59,7 @@ def plot_sorteddict(
         highlight: a task ID, or ``{task_id: reason}``: those tasks get a thick
             dashed outline and a ★, and the note says why (e.g. the task a
             duplicate request matched).
+        title: the title to write instead of the design's own (which counts the tasks).
 
     Returns:
         The Axes drawn into.
@@ -81,7 +83,10 @@ def plot_sorteddict(
         later = state.points[1:]
     n_points = len(later) + (head_time is not None)
     n_tasks = len(head) + sum(len(ids) for _, ids in later)
-    title = f"Sorted-dict queue: {count_of(n_tasks, 'task')} at {count_of(n_points, 'time point')}"
+    title = (
+        title
+        or f"Sorted-dict queue: {count_of(n_tasks, 'task')} at {count_of(n_points, 'time point')}"
+    )
     longest = max(len(scale.text(head_time)) if head_time is not None else 0, 10)
     pitch_pt = max(_COLUMN_PT, (longest * 0.6 * FONT["small"] + 10.0) / _W)
     tallest = max([len(head), *(len(ids) for _, ids in later[:max_points])], default=0)

@@ -74,6 +74,7 @@ def plot_wheel(
     max_stack: int = 5,
     time_scale: TimeScale | None = None,
     highlight: int | dict[int, str] | None = None,
+    title: str | None = None,
     now: float | None = None,
 ) -> Axes:
     """The timing wheel: a ring of buckets, the cursor, and the jobs by the turns they wait.
@@ -98,6 +99,7 @@ def plot_wheel(
         now: the clock's time (given a scheduler: its clock's): the hand is
             drawn where the wheel will process next, even when its cursor has
             not moved since the last jobs fired.
+        title: the title to write instead of the design's own (which counts the tasks).
 
     Returns:
         The Axes drawn into.
@@ -121,12 +123,15 @@ def plot_wheel(
     origin: float = picture.get("origin", 0.0)
     if now is None and callable(getattr(getattr(snapshot, "clock", None), "now", None)):
         now = snapshot.clock.now()
-    now_tick = None if now is None else math.floor((float(now) - origin) / tick)
+    # after the wheel processes ``now``, its next tick is the one after now's
+    now_tick = None if now is None else math.floor((float(now) - origin) / tick) + 1
     jobs = _jobs(picture["buckets"], slots)
     cursor, lag = _hand(picture["cursor"], jobs, slots, now_tick)
     jobs[:, 2] = np.maximum(0, (jobs[:, 2] - cursor) // slots)  # turns of the hand before it fires
     n_jobs = len(jobs)
-    title = f"Timing wheel: {slots} slots × {short_duration(tick)}, {count_of(n_jobs, 'job')}"
+    title = (
+        title or f"Timing wheel: {slots} slots × {short_duration(tick)}, {count_of(n_jobs, 'job')}"
+    )
     ax = axes_or_new(ax, (8.5, 6.6))
     if n_jobs == 0 and not slots:
         return empty(ax, title)

@@ -33,6 +33,8 @@ MAX_ARROWS = 150
 MAX_SKIPPED = 2000
 
 BAR_HALF = 0.22
+#: How far below its lane a periodic re-arm's decision dot is drawn (lane units).
+REARM_OFFSET = 0.32
 #: The most task labels written inside bars on thread lanes.
 MAX_RUN_LABELS = 200
 #: Time bins of the band that stands for the folded lanes.
@@ -154,8 +156,9 @@ def draw_runs(scene: Scene) -> list[Artist]:
         PolyCollection(
             _rectangles(x0, x1, y[has_run], BAR_HALF),
             facecolors=list(colors[has_run]),
-            edgecolors=NEUTRAL["ink"] if scene.detailed else "none",
-            linewidths=0.5,
+            # white outlines: back-to-back runs (a catch-up) show as separate bars
+            edgecolors="white" if scene.detailed else "none",
+            linewidths=1.0,
             zorder=2,
             gid="runs",
         )
@@ -202,14 +205,66 @@ def draw_decisions(scene: Scene) -> list[Artist]:
     y = runs["y"].to_numpy()
     used = []
     scheduled = runs["scheduled"].to_numpy()
+    # a periodic re-arm is decided as a run ends: its dot goes under the lane, clear of the
+    # next run's start tick
+    rearm = (runs["origin"] == "periodic").to_numpy()
     ok = np.isfinite(scheduled)
-    if MARKS["scheduled"].draw(scene.ax, scheduled[ok], y[ok], colors[ok]) is not None:
+    y_dot = np.where(rearm, y + REARM_OFFSET, y)
+    if MARKS["scheduled"].draw(scene.ax, scheduled[ok], y_dot[ok], colors[ok]) is not None:
         used.append(MARKS["scheduled"].handle())
     due = runs["due"].to_numpy()
     ok = np.isfinite(due)
     if MARKS["due"].draw(scene.ax, due[ok], y[ok]) is not None:
         used.append(MARKS["due"].handle())
+    used += _late_periodic_runs(scene, runs, due, y)
     return used
+
+
+def _link(
+    ax: Axes,
+    start: tuple[float, float],
+    end: tuple[float, float],
+    gid: str,
+    *,
+    dashed: bool,
+    bend: float,
+) -> None:
+    """A thin curved arrow ``start`` -> ``end`` (a duplicate to its task, a slot to its run)."""
+    ax.annotate(
+        "",
+        xy=end,
+        xytext=start,
+        zorder=3,
+        gid=gid,
+        arrowprops={
+            "arrowstyle": "-|>",
+            "color": NEUTRAL["line"],
+            "lw": 1.0 if dashed else 0.9,
+            "linestyle": (0, (2, 1.5)) if dashed else "solid",
+            "shrinkA": 4 if dashed else 3,
+            "shrinkB": 1 if dashed else 2,
+            "connectionstyle": f"arc3,rad={bend}",
+        },
+    )
+
+
+def _late_periodic_runs(scene: Scene, runs: pd.DataFrame, due: np.ndarray, y: np.ndarray) -> list:
+    """A dotted link from a periodic slot's due time to its run, when the run started late.
+
+    A periodic task's runs share one lane, so a run that started half a period
+    or more after its slot (a catch-up after an overrun) is linked to the slot
+    it ran for.
+    """
+    started = runs["started"].to_numpy()
+    period = runs["period"].to_numpy(dtype="float64")
+    late = np.isfinite(started) & np.isfinite(period) & (started - due >= 0.5 * period)
+    if not late.any():
+        return []
+    top = y[late] - MARKS["due"].y_offset
+    for x0, y0, x1, y1 in zip(due[late][:MAX_ARROWS], top, started[late], y[late], strict=False):
+        _link(scene.ax, (x0, y0), (x1, y1 - BAR_HALF), "late_link", dashed=True, bend=-0.35)
+    style = {"color": NEUTRAL["line"], "lw": 1.0, "ls": (0, (2, 1.5))}
+    return [Line2D([], [], label="late run ← its slot", **style)]
 
 
 def draw_events(scene: Scene) -> list[Artist]:
@@ -295,21 +350,7 @@ def draw_duplicates(scene: Scene) -> list[Artist]:
     top = y - mark.y_offset
     if len(rows) <= MAX_ARROWS:
         for x0, y0, x1, y1 in zip(x, top, due, y, strict=True):
-            scene.ax.annotate(
-                "",
-                xy=(x1, y1 - 0.05),
-                xytext=(x0, y0),
-                zorder=3,
-                gid="duplicate",
-                arrowprops={
-                    "arrowstyle": "-|>",
-                    "color": NEUTRAL["line"],
-                    "lw": 0.9,
-                    "shrinkA": 3,
-                    "shrinkB": 2,
-                    "connectionstyle": "arc3,rad=-0.15",
-                },
-            )
+            _link(scene.ax, (x0, y0), (x1, y1 - 0.05), "duplicate", dashed=False, bend=-0.15)
     else:
         scene.ax.add_collection(
             LineCollection(
