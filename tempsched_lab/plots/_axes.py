@@ -80,7 +80,7 @@ def root_figure(ax: Axes) -> Figure:
     fig = ax.figure
     while isinstance(fig, SubFigure):
         fig = fig.figure
-    return fig  # type: ignore[return-value]
+    return fig
 
 
 def axes_size_pt(ax: Axes) -> tuple[float, float]:

@@ -76,7 +76,7 @@ def _recording() -> Iterator[list[Text]]:
             drawn.append(self)
         original(self, renderer)
 
-    Text.draw = draw  # type: ignore[method-assign]
+    Text.draw = draw  # type: ignore[method-assign,assignment]
     try:
         yield drawn
     finally:
@@ -90,24 +90,25 @@ def drawn_texts(fig: Figure, save_to: str | Path | None = None) -> list[DrawnTex
     """
     canvas = FigureCanvasAgg(fig)
     with _recording() as drawn:
-        canvas.draw()
+        canvas.draw()  # type: ignore[no-untyped-call]
     if save_to is not None:
         # the pixels just drawn, written as they are: one draw for the check and the file
-        imsave(save_to, np.asarray(canvas.buffer_rgba()), format="png", dpi=fig.dpi)
-    renderer = canvas.get_renderer()
+        pixels = np.asarray(canvas.buffer_rgba())  # type: ignore[no-untyped-call]
+        imsave(save_to, pixels, format="png", dpi=fig.dpi)
+    renderer = canvas.get_renderer()  # type: ignore[no-untyped-call]
     out = []
     seen: set[int] = set()
     for artist in drawn:
         if id(artist) in seen:
             continue
         seen.add(id(artist))
-        box = artist.get_window_extent(renderer)
+        box: Bbox | None = artist.get_window_extent(renderer)
         clip = artist.get_clip_box() if artist.get_clip_on() else None
-        if clip is not None:
+        if clip is not None and box is not None:
             box = Bbox.intersection(box, clip)
-            if box is None:
-                continue
-        size_px = artist.get_fontsize() * fig.dpi / 72.0
+        if box is None:
+            continue
+        size_px = float(artist.get_fontsize()) * fig.dpi / 72.0
         out.append(DrawnText(artist, artist.get_text(), box, size_px))
     return out
 

@@ -36,7 +36,7 @@ class Section:
     """A titled group of legend entries (``handles`` carry their labels)."""
 
     title: str
-    handles: list[Artist] = field(default_factory=list)
+    handles: Sequence[Artist] = field(default_factory=list)
 
 
 def _header(title: str) -> Line2D:

@@ -39,6 +39,7 @@ from ..queues import QueueSnapshot, make_queue
 from ..replay import replay_snapshot
 from ..scheduler import PastTimeError, Scheduler
 from ..timescale import time_scale_of
+from ._axes import root_figure
 from .depth import plot_queue_depth
 from .designs import plot_queue
 from .examples import example_frame
@@ -200,10 +201,11 @@ def _last_case(frame: pd.DataFrame) -> Case | None:
 def _queue(design: str) -> Callable[[Loaded], Figure]:
     def draw(loaded: Loaded) -> Figure:
         scale = time_scale_of(loaded.frame)
-        # a replayed wheel's cursor never moved: draw its hand at the snapshot's time
-        now = {"now": loaded.at} if design == "wheel" and loaded.at is not None else {}
         snapshot = loaded.snapshots[design]
-        return plot_queue(snapshot, time_scale=scale, **now).figure  # type: ignore[return-value]
+        if design == "wheel" and loaded.at is not None:
+            # a replayed wheel's cursor never moved: draw its hand at the snapshot's time
+            return root_figure(plot_queue(snapshot, time_scale=scale, now=loaded.at))
+        return root_figure(plot_queue(snapshot, time_scale=scale))
 
     return draw
 
@@ -211,21 +213,19 @@ def _queue(design: str) -> Callable[[Loaded], Figure]:
 def _window(loaded: Loaded) -> Figure:
     t = loaded.frame["t"].astype("float64")
     span = float(t.max() - t.min()) if len(t) else 1.0
-    return plot_timeline(loaded.frame, window=max(span / 4, 0.1)).figure  # type: ignore[return-value]
+    return root_figure(plot_timeline(loaded.frame, window=max(span / 4, 0.1)))
 
 
 #: Figure name -> how to draw it from a loaded sample.
 FIGURES: dict[str, Callable[[Loaded], Figure]] = {
-    "timeline": lambda loaded: plot_timeline(loaded.frame).figure,  # type: ignore[dict-item]
+    "timeline": lambda loaded: root_figure(plot_timeline(loaded.frame)),
     "timeline, last quarter": _window,
-    "timeline by thread": lambda loaded: plot_timeline(loaded.frame, lanes="thread").figure,  # type: ignore[dict-item]
-    "decision tree": lambda loaded: (
-        plot_decision_tree(  # type: ignore[dict-item]
-            _last_case(loaded.frame), counts=loaded.frame
-        ).figure
+    "timeline by thread": lambda loaded: root_figure(plot_timeline(loaded.frame, lanes="thread")),
+    "decision tree": lambda loaded: root_figure(
+        plot_decision_tree(_last_case(loaded.frame), counts=loaded.frame)
     ),
-    "lateness": lambda loaded: plot_lateness(loaded.frame).figure,  # type: ignore[dict-item]
-    "queue depth": lambda loaded: plot_queue_depth(loaded.frame).figure,  # type: ignore[dict-item]
+    "lateness": lambda loaded: root_figure(plot_lateness(loaded.frame)),
+    "queue depth": lambda loaded: root_figure(plot_queue_depth(loaded.frame)),
     **{name: _queue(design) for name, design in DESIGNS.items()},
     "summary": lambda loaded: plot_summary(loaded.frame),
 }

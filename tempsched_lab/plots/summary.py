@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from matplotlib.figure import Figure
 
@@ -18,7 +18,7 @@ __all__ = ["plot_summary"]
 def plot_summary(
     frame: Any,
     *,
-    color_by: str = "case",
+    color_by: Literal["case", "outcome"] = "case",
     now: float | None = None,
     max_lanes: int = 30,
     figsize: tuple[float, float] = (15.0, 12.0),

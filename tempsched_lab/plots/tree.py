@@ -237,7 +237,7 @@ def plot_decision_tree(
             zorder=3 if on_path else 1,
             gid=f"edge:{parent[1]}:{'yes' if answer else 'no'}" + (":highlighted" * on_path),
         )
-        if on_path:
+        if on_path and arrow.arrow_patch is not None:
             arrow.arrow_patch.set_path_effects(casing)
         mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
         ax.text(

@@ -9,7 +9,6 @@ rather than drawn task by task.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from matplotlib.axes import Axes
@@ -20,12 +19,6 @@ from .sorteddict import plot_sorteddict
 from .wheel import plot_wheel
 
 __all__ = ["plot_heap", "plot_queue", "plot_sorteddict", "plot_wheel"]
-
-_VIEWS: dict[str, Callable[..., Axes]] = {
-    "sorteddict": plot_sorteddict,
-    "heap": plot_heap,
-    "wheel": plot_wheel,
-}
 
 
 def plot_queue(snapshot: Any, *, ax: Axes | None = None, **options: Any) -> Axes:
@@ -47,8 +40,11 @@ def plot_queue(snapshot: Any, *, ax: Axes | None = None, **options: Any) -> Axes
         from ._common import scale_of
 
         options["time_scale"] = scale_of(snapshot, snap, None)
-    clock = getattr(snapshot, "clock", None)
-    if snap.design == "wheel" and "now" not in options and callable(getattr(clock, "now", None)):
-        options["now"] = clock.now()
-    view = _VIEWS.get(snap.design, plot_sorteddict)
-    return view(snap, ax=ax, **options)
+    now = getattr(getattr(snapshot, "clock", None), "now", None)
+    if snap.design == "wheel" and "now" not in options and callable(now):
+        options["now"] = float(now())
+    if snap.design == "heap":
+        return plot_heap(snap, ax=ax, **options)
+    if snap.design == "wheel":
+        return plot_wheel(snap, ax=ax, **options)
+    return plot_sorteddict(snap, ax=ax, **options)

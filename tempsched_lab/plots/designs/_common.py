@@ -32,8 +32,9 @@ def snapshot_of(snapshot: Any) -> QueueSnapshot:
     """A :class:`QueueSnapshot`, taken from a scheduler or a queue if that is what was given."""
     if isinstance(snapshot, QueueSnapshot):
         return snapshot
-    if callable(getattr(snapshot, "snapshot", None)):  # a Scheduler or a TimerQueue
-        return snapshot.snapshot()
+    taken = snapshot.snapshot() if callable(getattr(snapshot, "snapshot", None)) else None
+    if isinstance(taken, QueueSnapshot):  # from a Scheduler or a TimerQueue
+        return taken
     raise TypeError(
         f"snapshot={snapshot!r}: expected a QueueSnapshot (or a scheduler or queue to take one)"
     )

@@ -229,7 +229,7 @@ def _ring(ax: Axes, slots: int, step: float, cursor_bucket: int, occupied: np.nd
     every = max(1, math.ceil(slots / 14))
     every = next(k for k in (1, 2, 4, 5, 8, 10, 16, 20, 32, 50, 64, 100, 128) if k >= every)
     for b in range(0, slots, every):
-        a = math.radians(_angle(b, step))
+        a = math.radians(_angle(float(b), step))
         r = (_INNER + _OUTER) / 2
         ax.text(
             r * math.cos(a),
@@ -309,7 +309,7 @@ def _occupancy(ax: Axes, jobs: np.ndarray, slots: int, step: float) -> float:
     for turns in (0, 1, 2):
         for b in np.flatnonzero(per_turn[turns]):
             extent = length * per_turn[turns, b] / peak
-            start, end = _angle(b, step) - step * 0.45, _angle(b, step) + step * 0.45
+            start, end = _angle(float(b), step) - step * 0.45, _angle(float(b), step) + step * 0.45
             wedges.append(Wedge((0, 0), base[b] + extent, start, end, width=extent))
             colours.append(TURN_COLORS[turns])
             base[b] += extent

@@ -109,8 +109,8 @@ def _rel_runs(runs: pd.DataFrame, scale: TimeScale) -> pd.DataFrame:
 
 def _run_spans(runs: pd.DataFrame, x_end: float) -> tuple[np.ndarray, np.ndarray]:
     """When each run first and last shows on its lane (NaN-safe)."""
-    begin = runs[["scheduled", "dispatched", "started", "event_set", "cancelled", "dropped"]]
-    begin = begin.min(axis=1).fillna(runs["due"]).to_numpy()
+    starts = runs[["scheduled", "dispatched", "started", "event_set", "cancelled", "dropped"]]
+    begin = starts.min(axis=1).fillna(runs["due"]).to_numpy()
     running = runs["started"].notna() & runs["ended"].isna()
     pending = runs[["started", "event_set", "cancelled", "dropped"]].isna().all(axis=1)
     end = pd.concat(
@@ -173,7 +173,7 @@ def _lane_keys(
     if lanes == "thread":
         keys = np.asarray(pd.unique(runs["thread"].dropna().to_numpy(dtype=object)), dtype=object)
         return keys, lambda i: _thread_label(keys[i])
-    ids = pd.unique(np.r_[runs["task_id"].to_numpy(dtype="float64"), extra_task_ids])
+    ids = np.asarray(pd.unique(np.r_[runs["task_id"].to_numpy(dtype="float64"), extra_task_ids]))
     ids = ids[np.isfinite(ids)]
     first = runs.drop_duplicates("task_id")
     label = dict(zip(first["task_id"], first["label"], strict=True))

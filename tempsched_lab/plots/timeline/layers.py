@@ -89,11 +89,13 @@ def run_colors(runs: pd.DataFrame, color_by: str) -> np.ndarray:
     return colors.fillna(NEUTRAL["unknown"]).to_numpy(dtype=object)
 
 
-def _segments(x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> np.ndarray:
+def _segments(x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> Any:
+    """``(n, 2, 2)`` line segments, as collections take them (an array; typed Any for the stubs)."""
     return np.stack([np.column_stack([x0, y0]), np.column_stack([x1, y1])], axis=1)
 
 
-def _rectangles(x0: np.ndarray, x1: np.ndarray, y: np.ndarray, half: float) -> np.ndarray:
+def _rectangles(x0: np.ndarray, x1: np.ndarray, y: np.ndarray, half: float) -> Any:
+    """``(n, 4, 2)`` bar outlines, as ``PolyCollection`` takes them."""
     return np.stack(
         [
             np.column_stack([x0, y - half]),
@@ -203,7 +205,7 @@ def draw_decisions(scene: Scene) -> list[Artist]:
         return []
     runs, colors = scene.drawn()
     y = runs["y"].to_numpy()
-    used = []
+    used: list[Artist] = []
     scheduled = runs["scheduled"].to_numpy()
     # a periodic re-arm is decided as a run ends: its dot goes under the lane, clear of the
     # next run's start tick
@@ -248,7 +250,9 @@ def _link(
     )
 
 
-def _late_periodic_runs(scene: Scene, runs: pd.DataFrame, due: np.ndarray, y: np.ndarray) -> list:
+def _late_periodic_runs(
+    scene: Scene, runs: pd.DataFrame, due: np.ndarray, y: np.ndarray
+) -> list[Artist]:
     """A dotted link from a periodic slot's due time to its run, when the run started late.
 
     A periodic task's runs share one lane, so a run that started half a period
@@ -263,8 +267,8 @@ def _late_periodic_runs(scene: Scene, runs: pd.DataFrame, due: np.ndarray, y: np
     top = y[late] - MARKS["due"].y_offset
     for x0, y0, x1, y1 in zip(due[late][:MAX_ARROWS], top, started[late], y[late], strict=False):
         _link(scene.ax, (x0, y0), (x1, y1 - BAR_HALF), "late_link", dashed=True, bend=-0.35)
-    style = {"color": NEUTRAL["line"], "lw": 1.0, "ls": (0, (2, 1.5))}
-    return [Line2D([], [], label="late run ← its slot", **style)]
+    dashes = (0, (2.0, 1.5))
+    return [Line2D([], [], color=NEUTRAL["line"], lw=1.0, ls=dashes, label="late run ← its slot")]
 
 
 def draw_events(scene: Scene) -> list[Artist]:
