@@ -192,6 +192,7 @@ def test_the_package_never_imports_pyplot():
         ), source.name
 
 
+@pytest.mark.slow
 def test_importing_the_plots_touches_no_ipython_display():
     code = (
         "from IPython.core.interactiveshell import InteractiveShell\n"
