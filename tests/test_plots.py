@@ -6,6 +6,7 @@ import io
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -13,10 +14,10 @@ import pandas as pd
 import pytest
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection, PathCollection, PolyCollection
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
-from matplotlib.image import AxesImage
 from matplotlib.legend import Legend
-from matplotlib.patches import Circle, FancyBboxPatch, Wedge
+from matplotlib.patches import Circle, FancyBboxPatch, StepPatch, Wedge
 
 from tempsched_lab import (
     TREE,
@@ -25,9 +26,11 @@ from tempsched_lab import (
     Scheduler,
     VirtualClock,
     case_counts,
+    fmt_duration,
     lateness_summary,
     read_log,
     replay_snapshot,
+    time_style,
 )
 from tempsched_lab.plots import (
     CASE_COLORS,
@@ -35,6 +38,7 @@ from tempsched_lab.plots import (
     OUTCOMES,
     example_frame,
     example_scheduler,
+    new_figure,
     plot_decision_tree,
     plot_heap,
     plot_lateness,
@@ -49,7 +53,15 @@ from tempsched_lab.plots import (
     tree_layout,
 )
 from tempsched_lab.plots import timeline as timeline_module
-from tempsched_lab.plots.colors import case_label
+from tempsched_lab.plots._check import figure_problems
+from tempsched_lab.plots.colors import (
+    ENTRY_FILL,
+    HEAD_EDGE,
+    HEAD_FILL,
+    MEASURE_COLORS,
+    TURN_COLORS,
+    case_label,
+)
 from tempsched_lab.queues import TimingWheelQueue
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -121,10 +133,35 @@ def gids(ax: Axes, prefix: str) -> list[str]:
     )
 
 
-def legend_labels(ax: Axes) -> dict[str, list[str]]:
-    """Legend title -> entry labels, for every legend drawn on ``ax``."""
+def legend_sections(ax: Axes) -> dict[str, list[str]]:
+    """Section title -> entry labels of the one legend drawn on ``ax`` (bold rows are titles)."""
     legends = [a for a in ax.get_children() if isinstance(a, Legend)]
-    return {lg.get_title().get_text(): [t.get_text() for t in lg.get_texts()] for lg in legends}
+    assert len(legends) <= 1, "more than one legend on one Axes"
+    if not legends:
+        return {}
+    (legend,) = legends
+    current = legend.get_title().get_text()
+    sections: dict[str, list[str]] = {}
+    for text in legend.get_texts():
+        if text.get_fontweight() == "bold":
+            current = text.get_text()
+            sections[current] = []
+        else:
+            sections.setdefault(current, []).append(text.get_text())
+    return sections
+
+
+def all_texts(fig: Figure) -> list[str]:
+    """Every text of every Axes of ``fig`` (titles, labels and texts), in order."""
+    out = []
+    for ax in fig.axes:
+        out += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel(), *texts(ax)]
+    return out
+
+
+def assert_no_text_overlaps(fig: Figure) -> None:
+    problems = figure_problems(fig)
+    assert not problems, "\n".join(problems)
 
 
 def ytick_labels(ax: Axes) -> list[str]:
@@ -138,18 +175,52 @@ def texts(ax: Axes) -> list[str]:
 # -- the package itself ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_package_never_imports_pyplot():
     code = (
         "import sys, tempsched_lab.plots as p; p.plot_summary(p.example_frame()); "
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
-    package = Path(timeline_module.__file__).parent
-    for source in package.glob("*.py"):
+    package = Path(timeline_module.__file__).parents[1]  # tempsched_lab/plots
+    sources = list(package.rglob("*.py"))
+    assert len(sources) > 15  # the subpackages too
+    for source in sources:
         text = source.read_text()
         assert not re.search(
             r"import\s+matplotlib\.pyplot|from\s+matplotlib\s+import\s+pyplot|plt\.", text
         ), source.name
+
+
+@pytest.mark.slow
+def test_importing_the_plots_touches_no_ipython_display():
+    code = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "shell = InteractiveShell.instance()\n"
+        "import tempsched_lab.plots as p\n"
+        "from matplotlib.figure import Figure\n"
+        "shell.display_formatter.formatters['image/png'].lookup_by_type(Figure)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "KeyError" in done.stderr  # no printer registered for Figure: no global side effect
+    fig = new_figure((3, 2))
+    assert fig._repr_png_().startswith(PNG_SIGNATURE)  # figures display themselves instead
+
+
+def test_colours_besides_the_cases_are_never_case_colours(frame):
+    cases = {c.upper() for c in CASE_COLORS.values()}
+    others = [*MEASURE_COLORS.values(), HEAD_FILL, HEAD_EDGE, ENTRY_FILL, *TURN_COLORS]
+    assert not {c.upper() for c in others} & cases
+    fig = plot_summary(frame)  # the page that shows the timeline, the tree and lateness
+    lateness_bars = [
+        p.get_facecolor()
+        for row in fig.axes[2].child_axes
+        for p in row.patches
+        if str(p.get_gid()).startswith("hist:")
+    ]
+    assert lateness_bars
+    case_rgb = {tuple(np.round(to_rgb(c), 3)) for c in CASE_COLORS.values()}
+    assert not {tuple(np.round(c[:3], 3)) for c in lateness_bars} & case_rgb
 
 
 def test_case_colours_are_eight_distinct_and_used_everywhere():
@@ -188,11 +259,15 @@ def test_timeline_draws_one_lane_per_task_and_rejected_requests(frame):
     assert labels[0] == "rejected requests"
     assert len(labels) == 1 + 12  # 12 tasks, the periodic one on a single lane
     assert "heartbeat #5 (every 0.5 s)" in labels
-    assert ax.get_title() == "Task timeline: 12 tasks, 20 runs"
-    assert ax.get_xlabel() == "time (s, scheduler clock)"
     runs = task_runs(frame)
+    n_started = int(runs["started"].notna().sum())
+    assert n_started < len(runs)  # cancelled, dropped and Event runs never started
+    assert ax.get_title() == f"Task timeline: 12 tasks, {n_started} runs, 1 Event set"
+    assert ax.get_xlabel() == "time since start (s)"
     (bars,) = by_gid(ax, "runs", PolyCollection)
-    assert len(bars.get_paths()) == int(runs["started"].notna().sum())
+    assert len(bars.get_paths()) == n_started
+    (starts,) = by_gid(ax, "starts", PathCollection)
+    assert len(starts.get_offsets()) == n_started  # one tick per run: back-to-back runs stay apart
     (cancels,) = by_gid(ax, "cancels", PathCollection)
     assert len(cancels.get_offsets()) == 1
     (errors,) = by_gid(ax, "errors", PathCollection)
@@ -215,10 +290,11 @@ def test_timeline_links_duplicates_to_the_task_they_matched(frame):
     assert dues == [0.55, 2.0]  # each arrow ends at the matched task's due time
 
 
-def test_timeline_legends_by_case_and_by_outcome(frame):
-    by_case = legend_labels(plot_timeline(frame))
+def test_timeline_has_one_legend_with_a_section_per_meaning(frame):
+    ax = plot_timeline(frame)
+    assert len([a for a in ax.get_children() if isinstance(a, Legend)]) == 1
+    by_case = legend_sections(ax)
     assert by_case["decision case (colour)"] == [case_label(c) for c in Case]
-    marks = by_case["marks"]
     for expected in (
         "schedule() called",
         "due time",
@@ -229,17 +305,15 @@ def test_timeline_legends_by_case_and_by_outcome(frame):
         "duplicate request → task it matched",
         "rejected request",
     ):
-        assert expected in marks
+        assert expected in by_case["marks"]
     ax = plot_timeline(frame, color_by="outcome")
-    by_outcome = legend_labels(ax)["outcome (colour)"]
+    by_outcome = legend_sections(ax)["outcome (colour)"]
     assert by_outcome == ["finished", "failed", "cancelled", "dropped", "event set"]
     (bars,) = by_gid(ax, "runs", PolyCollection)
     runs = task_runs(frame)
     started = runs[runs["started"].notna()]
     expected = [OUTCOME_COLORS[o] for o in started["outcome"]]
     got = [tuple(np.round(c[:3], 3)) for c in bars.get_facecolors()]
-    from matplotlib.colors import to_rgb
-
     assert got == [tuple(np.round(to_rgb(c), 3)) for c in expected]
 
 
@@ -253,25 +327,156 @@ def test_timeline_now_line_and_running_runs():
     (now,) = by_gid(ax, "now")
     assert list(now.get_xdata()) == [2.0, 2.0]
     assert "now" in texts(ax)
-    assert legend_labels(plot_timeline(s.log, color_by="outcome"))["outcome (colour)"] == [
+    assert legend_sections(plot_timeline(s.log, color_by="outcome"))["outcome (colour)"] == [
         "finished",
         "pending",
     ]
     s.shutdown()
 
 
-def test_timeline_aggregates_lanes_beyond_max_lanes_and_says_so(many_tasks):
+def test_timeline_window_follows_now_and_clips(frame):
+    ax = plot_timeline(frame, now=3.0, window=1.0)
+    assert ax.get_xlim() == (2.0, 3.0)  # never stretched back to the log's beginning
+    assert ax.get_title().startswith("Task timeline, last 1 s: ")
+    labels = ytick_labels(ax)
+    assert "report #0" not in labels  # ran at 1.0-1.15 s, outside the window
+    assert "failing task #8" in labels and "never reached #10" in labels
+    # a run crossing the left edge is drawn, clipped
+    crossing = plot_timeline(frame, window=(1.5, 2.5))
+    assert crossing.get_xlim() == (1.5, 2.5)
+    assert "slow import #6" in ytick_labels(crossing)
+    outside = plot_timeline(frame, window=(100.0, 101.0))
+    assert texts(outside) == ["no runs in this window"]
+    with time_style("wall"):
+        wall = plot_timeline(frame, window=1.0)
+    assert wall.get_xlabel() == "wall-clock time"
+
+
+def test_timeline_thread_lanes_show_which_thread_ran_what(frame):
+    ax = plot_timeline(frame, lanes="thread")
+    threads = set(frame.loc[frame["kind"] == "start", "thread"].astype(str))
+    assert set(ytick_labels(ax)) == threads
+    assert ax.get_title().startswith(f"Thread timeline: {len(threads)} thread")
+    (bars,) = by_gid(ax, "runs", PolyCollection)
+    assert len(bars.get_paths()) == int((frame["kind"] == "start").sum())
+    assert "slow import #6" in [t.get_text() for t in by_gid(ax, "run_label")]
+    png(ax.figure)
+
+
+def test_timeline_thread_lanes_of_a_thread_pool():
+    s = Scheduler(executor="pool", max_workers=3, name="test-thread-lanes")
+    barrier = threading.Barrier(3, timeout=5)
+    for i in range(3):
+        s.schedule(lambda: barrier.wait(), delay=0.01, label=f"meet {i}")
+    s.wait_idle(timeout=5)
+    s.shutdown()
+    ax = plot_timeline(s.log.to_frame(), lanes="thread")
+    assert len(ytick_labels(ax)) == 3  # three runs waited for each other: three threads
+    assert not any(abs(float(t)) > 1e6 for t in ax.get_xlim())  # relative to the clock's origin
+
+
+def test_timeline_folds_lanes_beyond_max_lanes_into_a_band_with_a_scale(many_tasks):
     ax = plot_timeline(many_tasks, max_lanes=20)
     labels = ytick_labels(ax)
-    assert len(labels) == 21  # 10 first, the density row, 10 last
-    assert labels[10] == "… 100 more tasks (runs per time bin)"
+    band = [label for label in labels if label.startswith("+")]
+    assert len(band) == 1
+    hidden = int(re.match(r"\+(\d+) more tasks", band[0]).group(1))
+    assert len(labels) - 1 + hidden == 120  # every task is a lane or in the band
     assert labels[0] == "job 0 #0" and labels[-1] == "job 119 #119"
+    tallest = int(re.search(r"tallest bar: (\d+)", band[0]).group(1))
+    (density,) = by_gid(ax, "density", StepPatch)
+    heights, _, base = density.get_data()
+    assert (base - heights).max() == pytest.approx(ax_band_height(density))
+    assert round(((base - heights) / ax_band_height(density) * tallest).sum()) == hidden
     (note,) = by_gid(ax, "note")
     assert note.get_text().startswith("Aggregated: 120 tasks")
-    (density,) = by_gid(ax, "density", AxesImage)
-    assert density.get_array().sum() == 100  # every hidden run is counted once
     png(ax.figure)
     assert not by_gid(plot_timeline(many_tasks, max_lanes=200), "note")
+
+
+def ax_band_height(density: StepPatch) -> float:
+    heights, _, base = density.get_data()
+    return float((base - heights).max())
+
+
+def test_timeline_draws_no_more_lanes_than_its_axes_can_label(many_tasks):
+    fig = new_figure((10.0, 3.6))
+    ax = plot_timeline(many_tasks, ax=fig.add_subplot(), max_lanes=100)
+    n_lanes = len([label for label in ytick_labels(ax) if not label.startswith("+")])
+    assert 2 <= n_lanes < 20  # a 3.6 in figure cannot label 100 lanes
+    assert_no_text_overlaps(fig)
+
+
+def test_timeline_axis_is_not_stretched_by_far_future_or_cancelled_due_times():
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    s.schedule(noop, at=1.0, period=1.0, label="heartbeat")
+    for i in range(2500):  # a flood scheduled far ahead and cancelled at once
+        s.cancel(s.schedule(noop, at=900.0, args=(i,), label="flood"))
+    s.schedule(noop, at=600.0, label="far")
+    clock.run_until(5.0)
+    ax = plot_timeline(s, now=5.0)
+    assert ax.get_xlim()[1] < 10.0
+    (note,) = by_gid(ax, "note")
+    text = " ".join(note.get_text().split())
+    assert "1 pending run due after the right edge (the last at 600.000 s)" in text
+    assert_no_text_overlaps(ax.figure)
+    fig = new_figure((10.0, 3.6))  # the dashboard's panel: a few lanes, the band, no overlap
+    small = plot_timeline(s, ax=fig.add_subplot(), now=5.0, max_lanes=24)
+    assert any(label.startswith("+") for label in ytick_labels(small))
+    assert_no_text_overlaps(fig)
+    s.shutdown()
+
+
+def test_timeline_marks_the_slots_a_periodic_task_skipped():
+    clock = VirtualClock()
+    s = Scheduler(clock)
+
+    def run():
+        if clock.now() < 1.5:
+            clock.advance(2.5)  # the first run overruns: the slots at 2 and 3 are skipped
+
+    s.schedule(run, at=1.0, period=1.0, label="overrun")
+    clock.run_until(5.0)
+    s.shutdown()
+    ax = plot_timeline(s.log.to_frame())
+    (skipped,) = by_gid(ax, "skipped", PathCollection)
+    assert sorted(skipped.get_offsets()[:, 0]) == [2.0, 3.0]
+    assert "slot skipped (misfire)" in legend_sections(ax)["marks"]
+
+
+def test_timeline_links_catch_up_runs_to_their_slots():
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    durations = iter([0.02, 0.02, 0.35])
+
+    def run():
+        clock.advance(next(durations, 0.02))
+
+    s.schedule(run, at=0.1, period=0.1, misfire="catch_up", label="catching up")
+    clock.run_until(1.0)
+    s.shutdown()
+    ax = plot_timeline(s.log.to_frame())
+    links = by_gid(ax, "late_link")
+    assert sorted(round(a.xyann[0], 6) for a in links) == [0.4, 0.5, 0.6]  # from each slot...
+    assert sorted(round(a.xy[0], 2) for a in links) == [0.65, 0.67, 0.69]  # ...to its late run
+    (starts,) = by_gid(ax, "starts", PathCollection)
+    assert len(starts.get_offsets()) == int((s.log.to_frame()["kind"] == "start").sum())
+    assert "late run ← its slot" in legend_sections(ax)["marks"]
+
+
+def test_timeline_speaks_the_time_language_on_a_real_clock():
+    s = Scheduler(name="test-timeline-real")
+    s.schedule(noop, delay=0.01, label="soon")
+    s.wait_idle(timeout=5)
+    s.shutdown()
+    frame = s.log.to_frame()
+    ax = plot_timeline(frame)
+    lo, hi = ax.get_xlim()
+    assert -1.0 < lo < hi < 60.0  # seconds since the clock's origin, not epoch values
+    png(ax.figure)
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels and not any("e+" in label or len(label) > 8 for label in labels)
 
 
 def test_timeline_thins_markers_beyond_the_detail_limit(frame, monkeypatch):
@@ -294,17 +499,18 @@ def test_timeline_of_a_log_read_back_from_csv(frame, csv_frame, csv_path):
     for other in (csv_frame, pd.read_csv(csv_path)):  # read_log, and a raw read_csv
         ax = plot_timeline(other)
         assert ytick_labels(ax) == ytick_labels(live)
-        assert legend_labels(ax) == legend_labels(live)
+        assert legend_sections(ax) == legend_sections(live)
         png(ax.figure)
 
 
+@pytest.mark.slow
 def test_every_plot_on_a_parquet_log(frame, tmp_path):
     pytest.importorskip("pyarrow")
     path = tmp_path / "log.parquet"
     example_scheduler().log.to_parquet(path)
     read = read_log(path)
     assert ytick_labels(plot_timeline(read)) == ytick_labels(plot_timeline(frame))
-    assert texts(plot_lateness(read)) == texts(plot_lateness(frame))
+    assert all_texts(plot_lateness(read).figure) == all_texts(plot_lateness(frame).figure)
     pd.testing.assert_frame_equal(queue_depth(read), queue_depth(frame))
     png(plot_summary(read))
 
@@ -321,6 +527,13 @@ def test_timeline_rejects_bad_arguments(frame):
         plot_timeline(frame, color_by="label")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_lanes"):
         plot_timeline(frame, max_lanes=1)
+    with pytest.raises(ValueError, match="lanes='worker'"):
+        plot_timeline(frame, lanes="worker")  # type: ignore[arg-type]
+    for bad in (0.0, -1.0, (2.0, 1.0), (1.0,), "10"):
+        with pytest.raises(ValueError, match="window="):
+            plot_timeline(frame, window=bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="time_scale"):
+        plot_timeline(frame, time_scale=0.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="not an event log"):
         plot_timeline(pd.DataFrame({"a": [1]}))
 
@@ -347,7 +560,7 @@ def test_decision_tree_boxes_edges_and_labels():
     for q in TREE:
         assert any(" ".join(t.split()) == q.text for t in texts(ax))
     for c in Case:
-        assert any(t.startswith(f"{int(c)}\n") for t in texts(ax))
+        assert any(t.startswith(f"{int(c)} ") for t in texts(ax))
     assert ax.get_title() == "Decision tree of schedule()"
     png(ax.figure)
 
@@ -365,6 +578,24 @@ def test_decision_tree_highlights_the_path_of_a_case(case):
     )
     (explanation,) = by_gid(ax, "explanation")
     assert case.short in explanation.get_text()
+
+
+def test_decision_tree_highlight_is_unmistakable():
+    plain = plot_decision_tree()
+    (leaf8,) = [p for p in plain.patches if p.get_gid() == "case:8"]
+    assert leaf8.get_linewidth() < 2.0  # black case 8 off the path: no thick black border
+    assert to_rgb(leaf8.get_edgecolor()) != to_rgb("#000000")
+    chosen = plot_decision_tree(Case.DUPLICATE_IN_QUEUE)
+    (leaf7,) = [p for p in chosen.patches if p.get_gid() == "case:7:highlighted"]
+    assert leaf7.get_linewidth() >= 3.0
+    path = [a for a in chosen.get_children() if str(a.get_gid()).endswith(":highlighted")]
+    edges = [a for a in path if str(a.get_gid()).startswith("edge:")]
+    assert edges and all(a.arrow_patch.get_path_effects() for a in edges)  # cased: visible on white
+    s = Scheduler(VirtualClock())
+    s.schedule(noop, at=1.0, args=("a",))
+    duplicate = s.schedule_decision(noop, at=1.0, args=("a",))
+    (explained,) = by_gid(plot_decision_tree(duplicate), "explanation")
+    assert "It matched task 0" in " ".join(explained.get_text().split())  # what happened
 
 
 def test_decision_tree_of_a_decision_with_counts(frame, csv_frame):
@@ -405,39 +636,45 @@ def test_decision_tree_rejects_what_is_not_a_case():
 # -- lateness --------------------------------------------------------------------------------
 
 
-def test_lateness_rows_with_median_and_p99_labelled(frame):
+def test_lateness_rows_with_counts_median_and_p99(frame):
     ax = plot_lateness(frame)
-    assert ytick_labels(ax) == [
+    rows = ax.child_axes
+    assert [row.get_ylabel() for row in rows] == [
         "total\ndue → start",
         "scheduling\ndue → dispatch",
         "queueing\ndispatch → start",
     ]
-    assert [t.get_position()[1] for t in ax.get_yticklabels()] == [2, 1, 0]  # total on top
-    assert ax.get_xlabel() == "lateness (ms)"
+    assert rows[-1].get_xlabel() == "lateness (ms)"
     summary = lateness_summary(frame, by=None)
-    for measure in ("total", "scheduling", "queueing"):
-        row = summary.loc[(measure, "all")]
-        (median,) = by_gid(ax, f"median:{measure}")
-        (p99,) = by_gid(ax, f"p99:{measure}")
-        assert median.get_xdata()[0] == pytest.approx(row["median"] * 1e3)
-        assert p99.get_xdata()[0] == pytest.approx(row["p99"] * 1e3)
-        (stats,) = by_gid(ax, f"stats:{measure}")
-        assert f"n = {int(row['count'])}" in stats.get_text()
-        assert f"median {row['median'] * 1e3:.3g} ms" in stats.get_text()
-        assert f"p99 {row['p99'] * 1e3:.3g} ms" in stats.get_text()
-        assert by_gid(ax, f"hist:{measure}")
-    assert texts(ax).count("median") == 3 and texts(ax).count("p99") == 3
-    assert legend_labels(ax)[""] == ["median", "p99", "total", "scheduling", "queueing"]
-    png(ax.figure)
+    for row, measure in zip(rows, ("total", "scheduling", "queueing"), strict=True):
+        stats = summary.loc[(measure, "all")]
+        (median,) = by_gid(row, f"median:{measure}")
+        (p99,) = by_gid(row, f"p99:{measure}")
+        assert median.get_xdata()[0] == pytest.approx(stats["median"] * 1e3)
+        assert p99.get_xdata()[0] == pytest.approx(stats["p99"] * 1e3)
+        (text,) = by_gid(row, f"stats:{measure}")
+        assert f"n = {int(stats['count'])}" in text.get_text()
+        assert f"median {fmt_duration(stats['median'])}" in text.get_text()
+        assert f"p99 {fmt_duration(stats['p99'])}" in text.get_text()
+        bars = by_gid(row, f"hist:{measure}")
+        assert sum(bar.get_height() for bar in bars) == int(stats["count"])  # a count axis
+        ticks = [t for t in row.get_yticks() if 0 <= t <= row.get_ylim()[1]]
+        assert ticks and all(float(t).is_integer() for t in ticks)
+    assert not [
+        t for row in rows for t in texts(row) if t in ("median", "p99")
+    ]  # no colliding tags
+    assert_no_text_overlaps(ax.figure)
 
 
-def test_lateness_in_microseconds_when_tiny():
+def test_lateness_of_one_run_has_a_sane_axis():
     s = Scheduler(VirtualClock())
     s.schedule(noop, at=1.0)
     s.clock.run_until_idle()
     ax = plot_lateness(s.log.to_frame())
-    assert ax.get_xlabel() == "lateness (µs)"
-    assert "median 0 µs" in by_gid(ax, "stats:total")[0].get_text()
+    lo, hi = ax.child_axes[-1].get_xlim()
+    assert ax.child_axes[-1].get_xlabel() == "lateness (ms)"
+    assert hi - lo >= 1.0 and lo > -0.1  # at least 1 ms wide, not -1..+1 µs
+    assert "median 0 s" in by_gid(ax.child_axes[0], "stats:total")[0].get_text()
     png(ax.figure)
 
 
@@ -446,8 +683,10 @@ def test_lateness_of_an_empty_log_and_a_csv_log(empty_frame, frame, csv_frame):
     assert texts(ax) == ["no runs yet"]
     png(ax.figure)
     live, read = plot_lateness(frame), plot_lateness(csv_frame)
-    assert texts(read) == texts(live)
+    assert all_texts(read.figure) == all_texts(live.figure)
     png(read.figure)
+    with pytest.raises(ValueError, match="bins=1"):
+        plot_lateness(frame, bins=1)
 
 
 # -- queue depth -----------------------------------------------------------------------------
@@ -469,8 +708,8 @@ def test_queue_depth_steps_match_the_log_and_replay(frame):
     assert head_line.get_label() == "head list size (tasks at the head time)"
     assert queue_line.get_drawstyle() == "steps-post"
     assert list(queue_line.get_ydata()) == depth["queue_size"].tolist()
-    assert ax.get_xlabel() == "time (s, scheduler clock)" and ax.get_ylabel() == "tasks"
-    assert legend_labels(ax)[""] == [queue_line.get_label(), head_line.get_label()]
+    assert ax.get_xlabel() == "time since start (s)" and ax.get_ylabel() == "tasks"
+    assert legend_sections(ax)[""] == [queue_line.get_label(), head_line.get_label()]
     png(ax.figure)
 
 
@@ -499,16 +738,46 @@ def test_queue_depth_of_an_empty_log_and_a_csv_log(empty_frame, frame, csv_frame
 
 def test_sorteddict_view(frame):
     snapshot = replay_snapshot(frame, upto=13)
-    ax = plot_sorteddict(snapshot)
+    ax = plot_sorteddict(snapshot, max_points=12)
     assert len(by_gid(ax, "head_time", FancyBboxPatch)) == 1
     assert len(by_gid(ax, "time_point", FancyBboxPatch)) == len(snapshot.state.points) - 1
     assert len(by_gid(ax, "head_task", FancyBboxPatch)) == len(snapshot.state.head)
     assert len(by_gid(ax, "task", FancyBboxPatch)) == snapshot.state.size - len(snapshot.state.head)
-    assert "head\n0.25 s" in texts(ax)
-    png(ax.figure)
+    assert "head\n0.250 s" in texts(ax)  # due times in the time language
+    assert_no_text_overlaps(ax.figure)
     few = plot_sorteddict(snapshot, max_points=3, max_stack=1)
     assert "Showing the first 3 of 8 later time points" in by_gid(few, "note")[0].get_text()
     assert by_gid(few, "more")
+
+
+def test_design_pictures_mark_the_task_a_duplicate_matched():
+    s = Scheduler(VirtualClock())
+    first = s.schedule(noop, at=1.0, args=("a",), label="a")
+    s.schedule(noop, at=2.0, args=("b",), label="b")
+    decision = s.schedule_decision(noop, at=2.0, args=("b",), label="b")  # case 7
+    assert decision.case is Case.DUPLICATE_IN_QUEUE
+    why = {decision.duplicate_of: "matched by the request (case 7)"}
+    for draw in (plot_sorteddict, plot_heap, plot_wheel):
+        if draw is not plot_sorteddict:
+            other = Scheduler(VirtualClock(), queue="heap" if draw is plot_heap else "wheel")
+            other.schedule(noop, at=1.0, args=("a",), label="a")
+            other.schedule(noop, at=2.0, args=("b",), label="b")
+            source = other
+        else:
+            source = s
+        ax = draw(source, highlight=why)
+        note = by_gid(ax, "note")[0].get_text().replace("\n", " ")
+        assert f"★ #{decision.duplicate_of}: matched by the request (case 7)." in note
+        assert any(
+            t.startswith(f"★ #{decision.duplicate_of}") or f"★#{decision.duplicate_of}" in t
+            for t in texts(ax)
+        )
+        assert_no_text_overlaps(ax.figure)
+    plain = plot_sorteddict(s)
+    assert not any("★" in t for t in texts(plain))
+    assert first == 0
+    with pytest.raises(TypeError, match="highlight="):
+        plot_sorteddict(s, highlight="b")  # type: ignore[arg-type]
 
 
 def test_heap_view(frame):
@@ -521,32 +790,82 @@ def test_heap_view(frame):
     assert len(ax.get_lines()) == n - 1  # one edge per parent link
     root_id, root_due = snapshot.picture["heap"][0]
     assert root_due == snapshot.state.head_time
-    assert f"#{root_id}\n{root_due:.4g}" in texts(ax)
-    png(ax.figure)
+    assert f"#{root_id}\n{root_due:.3f} s\n[0]" in texts(ax)
+    assert_no_text_overlaps(ax.figure)
     top = plot_heap(snapshot, max_nodes=7)
     assert len(by_gid(top, "array_cell")) == 7
-    assert by_gid(top, "note")[0].get_text().startswith("Showing the first 7 of 11 entries")
+    assert by_gid(top, "note")[0].get_text().startswith("Showing the top 3 levels (7 of 11")
+    (levels,) = by_gid(top, "levels")
+    assert "level 3: 4 of 8 entries, due " in levels.get_text()
 
 
 def test_wheel_view(frame):
     wheel = TimingWheelQueue(slots=16, tick=0.1)
     snapshot = replay_snapshot(frame, upto=13, queue=wheel)
     ax = plot_wheel(snapshot)
-    assert len(by_gid(ax, "bucket", Wedge)) == 16
+    (ring,) = by_gid(ax, "buckets")
+    assert len(ring.get_paths()) == 16
     assert len(by_gid(ax, "job", Circle)) == snapshot.state.size
-    assert by_gid(ax, "cursor")
-    labels = "\n".join(t.get_text() for t in by_gid(ax, "job_label"))
-    for bucket in snapshot.picture["buckets"]:
+    assert by_gid(ax, "cursor") and by_gid(ax, "cursor_bucket", Wedge)
+    cursor = snapshot.picture["cursor"]
+    labels = "\n".join(t.get_text() for t in by_gid(ax, "job_label") if t.get_visible())
+    for b, bucket in enumerate(snapshot.picture["buckets"]):
         for task_id, rnd in bucket:
-            assert f"#{task_id} r{rnd}" in labels
-    assert legend_labels(ax)["job (label: #task r<round>)"] == [
+            turns = max(0, (rnd * 16 + b - cursor) // 16)  # relative to the cursor
+            assert (f"#{task_id} +{turns}" if turns else f"#{task_id}") in labels
+    assert not re.search(r"\br\d", labels)  # no absolute rounds
+    assert legend_sections(ax)["job: #task +turns left"] == [
         "fires this turn",
         "fires after 1 more turn",
         "2 or more turns ahead",
     ]
-    png(ax.figure)
+    note = by_gid(ax, "note")[0].get_text()
+    assert f"tick {cursor}" in note and "One turn = 16 × 0.1 s = 1.6 s" in " ".join(note.split())
+    assert_no_text_overlaps(ax.figure)
     default = plot_wheel(replay_snapshot(frame, upto=40, queue="wheel"))  # 256 slots
-    assert len(by_gid(default, "bucket")) == 256
+    (ring,) = by_gid(default, "buckets")
+    assert len(ring.get_paths()) == 256
+    assert_no_text_overlaps(default.figure)
+
+
+def test_big_queues_are_summarised_not_drawn_task_by_task(design):
+    s = Scheduler(VirtualClock(), queue=design, log=False)
+    for i in range(3000):
+        s.schedule(noop, at=1.0 + (i * 7919 % 3000) / 300, args=(i,), label=f"job {i % 7}")
+    ax = plot_queue(s)
+    patches = len(ax.patches) + sum(len(c.get_paths()) for c in ax.collections)
+    bound = 4 * 256 + 10 if design == "wheel" else 100  # the wheel: ring + 3 bars per bucket
+    assert patches < bound  # a summary, not 3,000 tasks
+    note = by_gid(ax, "note")[0].get_text().replace("\n", " ")
+    expected = {
+        "sorteddict": "Showing the first 10 of 2,999 later time points",
+        "heap": "Showing the top 4 levels (15 of 3,000 entries)",
+        "wheel": "3,000 jobs: bar length = jobs in the bucket, the longest",
+    }[design]
+    assert expected in note
+    assert_no_text_overlaps(ax.figure)
+    s.shutdown()
+
+
+def test_design_pictures_speak_the_time_language_on_a_real_clock(design):
+    s = Scheduler(queue=design, name=f"test-design-real-{design}")
+    s.schedule(noop, delay=30.0, label="later")
+    s.schedule(noop, delay=60.0, label="much later")
+    ax = plot_queue(s)
+    assert_no_text_overlaps(ax.figure)  # includes: no raw epoch value such as 1.796e+09
+    written = " ".join(texts(ax))
+    assert re.search(r"\b(29|30)\.\d{3} s\b", written) or design == "wheel"
+    bare = plot_queue(s.snapshot())  # no origin: wall-clock times, never epoch floats
+    assert_no_text_overlaps(bare.figure)
+    s.shutdown()
+
+
+def test_design_pictures_fit_a_small_axes(frame):
+    snapshot = replay_snapshot(frame, upto=19)
+    fig = new_figure((5.0, 3.0))
+    ax = plot_sorteddict(snapshot, ax=fig.add_subplot(), max_points=12)
+    assert len(by_gid(ax, "time_point")) < 8  # fewer columns than asked: they would not fit
+    assert_no_text_overlaps(fig)
 
 
 def test_plot_queue_dispatches_on_the_design_of_a_live_snapshot(design):
@@ -558,13 +877,15 @@ def test_plot_queue_dispatches_on_the_design_of_a_live_snapshot(design):
     expected = {
         "sorteddict": "Sorted-dict queue: 5 tasks at 4 time points",
         "heap": "Binary heap: 5 entries, root = earliest due",
-        "wheel": "Timing wheel: 256 slots × 0.01 s, 5 jobs",
+        "wheel": "Timing wheel: 256 slots × 10 ms, 5 jobs",
     }[design]
     assert ax.get_title() == expected
     png(ax.figure)
     clock.run_until_idle()
     empty = plot_queue(s.snapshot())
-    assert "the queue is empty" in texts(empty)
+    assert "the queue is empty" in texts(empty) or "The queue is empty." in " ".join(
+        t.get_text().replace("\n", " ") for t in by_gid(empty, "note")
+    )
     png(empty.figure)
     s.shutdown()
 
@@ -577,6 +898,10 @@ def test_design_views_refuse_another_designs_snapshot(frame):
         plot_wheel(snapshot)
     heap = replay_snapshot(frame, upto=13, queue="heap")
     assert plot_sorteddict(heap).get_title() == "Sorted-dict queue: 11 tasks at 9 time points"
+    with pytest.raises(TypeError, match="snapshot="):
+        plot_queue(42)
+    with pytest.raises(TypeError, match="time_scale="):
+        plot_heap(heap, time_scale=1.0)  # type: ignore[arg-type]
 
 
 # -- summary -------------------------------------------------------------------------------
@@ -586,9 +911,9 @@ def test_summary_page(frame, csv_frame):
     fig = plot_summary(frame)
     assert isinstance(fig, Figure)
     timeline, tree, lateness = fig.axes
-    assert timeline.get_title() == "Task timeline: 12 tasks, 20 runs"
+    assert timeline.get_title() == "Task timeline: 12 tasks, 16 runs, 1 Event set"
     assert tree.get_title() == "Decision tree: counts from 23 decisions"
-    assert lateness.get_xlabel() == "lateness (ms)"
+    assert lateness.child_axes[-1].get_xlabel() == "lateness (ms)"
     assert fig.get_suptitle() == "Scheduler log summary: 77 rows, 23 decisions, 1 error"
     png(fig)
     again = plot_summary(csv_frame, color_by="outcome")

@@ -6,6 +6,11 @@ into, and returns the Axes (or, for :func:`plot_summary`, the Figure). Logs
 may come live (``scheduler.log.to_frame()``, an ``EventLog``, the
 ``Scheduler`` itself) or from disk (:func:`tempsched_lab.read_log`).
 
+Figures made here are :class:`LabFigure` objects: a notebook cell that ends with
+one (``ax.figure``) shows it as a PNG, with or without ``%matplotlib inline``
+and without the package touching IPython. :func:`new_figure` makes one to
+compose several plots on a page.
+
 =========================  ======================================================
 :func:`plot_timeline`      one lane per task: scheduled, due, started, finished
 :func:`plot_decision_tree` the 8-case tree, a decision's path, counts per case
@@ -26,6 +31,7 @@ Colours are fixed per decision case and per outcome (:mod:`.colors`).
 
 from __future__ import annotations
 
+from ._axes import LabFigure, new_figure
 from ._data import task_runs
 from .colors import CASE_COLORS, OUTCOME_COLORS, OUTCOMES, case_color, outcome_color
 from .depth import plot_queue_depth, queue_depth
@@ -40,11 +46,13 @@ __all__ = [
     "CASE_COLORS",
     "OUTCOMES",
     "OUTCOME_COLORS",
+    "LabFigure",
     "VirtualWorker",
     "case_color",
     "example_frame",
     "example_scheduler",
     "lateness_values",
+    "new_figure",
     "outcome_color",
     "plot_decision_tree",
     "plot_heap",
@@ -60,30 +68,3 @@ __all__ = [
     "task_runs",
     "tree_layout",
 ]
-
-
-def _show_figures_in_ipython() -> None:
-    """Let a bare :class:`~matplotlib.figure.Figure` display as a PNG in Jupyter.
-
-    The plots never touch pyplot, so IPython's inline backend (which registers
-    this display) may never be activated; without it a returned Figure shows
-    only its ``repr``.
-    """
-    import sys
-
-    ipython_module = sys.modules.get("IPython")
-    shell = getattr(ipython_module, "get_ipython", lambda: None)() if ipython_module else None
-    if shell is None:
-        return
-    from matplotlib.figure import Figure
-
-    formatter = shell.display_formatter.formatters["image/png"]
-    try:
-        formatter.lookup_by_type(Figure)
-    except KeyError:
-        from IPython.core.pylabtools import print_figure
-
-        formatter.for_type(Figure, lambda fig: print_figure(fig, "png", bbox_inches="tight"))
-
-
-_show_figures_in_ipython()

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["LogArrays", "as_frame", "task_runs", "time_origin", "time_unit"]
+from ..timescale import TimeScale, time_scale_of
+
+__all__ = ["LogArrays", "as_frame", "task_runs", "time_unit"]
 
 _NUMERIC = (
     "seq",
@@ -31,11 +33,9 @@ _NUMERIC = (
     "duration",
     "ready_size",
     "queue_size",
+    "missed",
 )
-_TEXT = ("kind", "label", "result", "origin", "where")
-
-#: Values of ``t`` larger than this are read as epoch seconds (a real clock).
-_EPOCH_LIKE = 1e6
+_TEXT = ("kind", "label", "result", "origin", "where", "thread")
 
 
 def as_frame(log: Any) -> pd.DataFrame:
@@ -73,10 +73,11 @@ def _text(col: pd.Series) -> np.ndarray:
 
 @dataclass
 class LogArrays:
-    """The columns plots need, as numpy arrays sorted by ``seq``."""
+    """The columns plots need, as numpy arrays sorted by ``seq``, and the log's time scale."""
 
     n: int
     cols: dict[str, np.ndarray]
+    scale: TimeScale
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.cols[name]
@@ -97,7 +98,7 @@ class LogArrays:
         for name in _TEXT:
             values = _text(frame[name]) if name in frame.columns else np.full(n, None, object)
             cols[name] = values if order is None else values[order]
-        return cls(n, cols)
+        return cls(n, cols, time_scale_of(frame))
 
     def kind_is(self, *kinds: str) -> np.ndarray:
         """Boolean mask of the rows of these kinds."""
@@ -106,24 +107,6 @@ class LogArrays:
         for k in kinds[1:]:
             mask |= kind == k
         return np.asarray(mask, dtype=bool)
-
-
-def time_origin(t: np.ndarray) -> float:
-    """What to subtract from clock times for the x axis: 0, or the first time of a real clock.
-
-    A virtual clock's times are read as they are; a real clock's (epoch-like
-    seconds) are shown relative to the first logged step.
-    """
-    finite = t[np.isfinite(t)]
-    if not len(finite):
-        return 0.0
-    first = float(finite.min())
-    return first if abs(first) > _EPOCH_LIKE else 0.0
-
-
-def time_axis_label(origin: float) -> str:
-    """The x-axis label matching :func:`time_origin`."""
-    return "time (s since the first logged step)" if origin else "time (s, scheduler clock)"
 
 
 def time_unit(values: np.ndarray) -> tuple[str, float]:
@@ -172,6 +155,7 @@ RUN_COLUMNS = (
     "dropped",
     "failed",
     "outcome",
+    "thread",
 )
 
 
@@ -188,7 +172,8 @@ def task_runs(log: Any) -> pd.DataFrame:
     A run is identified by ``(task_id, due)``: a one-shot task has one run, a
     periodic task one per period (all with the same ``task_id``). Times are the
     scheduler clock's seconds (NaN when the step did not happen, or fell out
-    of a bounded log). ``outcome`` is one of
+    of a bounded log). ``thread`` names the thread that ran the run (or set
+    its Event). ``outcome`` is one of
     :data:`~tempsched_lab.plots.colors.OUTCOMES`; ``case`` is the decision that
     placed this run in the queue (NaN if that row is not in the log).
 
@@ -217,10 +202,14 @@ def task_runs(log: Any) -> pd.DataFrame:
             period=a["period"],
         ),
         "dispatched": _first_per_key(a, has_task & a.kind_is("dispatch"), dispatched=a["t"]),
-        "started": _first_per_key(a, has_task & a.kind_is("start"), started=a["t"]),
+        "started": _first_per_key(
+            a, has_task & a.kind_is("start"), started=a["t"], run_thread=a["thread"]
+        ),
         "finished": _first_per_key(a, has_task & a.kind_is("finish"), finished=a["t"]),
         "failed": _first_per_key(a, has_task & a.kind_is("error"), failed=a["t"]),
-        "event_set": _first_per_key(a, has_task & a.kind_is("event_set"), event_set=a["t"]),
+        "event_set": _first_per_key(
+            a, has_task & a.kind_is("event_set"), event_set=a["t"], set_thread=a["thread"]
+        ),
         "cancelled": _first_per_key(
             a, has_task & a.kind_is("cancel") & (result == "cancelled"), cancelled=a["t"]
         ),
@@ -238,6 +227,7 @@ def task_runs(log: Any) -> pd.DataFrame:
     runs["label"] = runs["label"].where(runs["label"].notna(), runs["any_label"])
     runs = runs.drop(columns=["first_seq", "any_label"])
     runs = runs.sort_values("seq", kind="stable").reset_index(drop=True)
+    runs["thread"] = runs["run_thread"].where(runs["run_thread"].notna(), runs["set_thread"])
     runs["ended"] = runs["failed"].where(runs["failed"].notna(), runs["finished"])
     started = runs["started"].notna().to_numpy()
     runs["outcome"] = np.select(

@@ -1,14 +1,26 @@
-"""The one colour mapping every plot uses: per decision case, per outcome, per measure.
+"""The one palette of every figure and widget: cases, outcomes, structure, measures.
 
-The eight case colours are the Okabe-Ito palette (Okabe & Ito 2008), chosen to
-stay distinguishable for the common forms of colour blindness. Outcomes and
-lateness measures reuse the same eight colours with a fixed meaning each, so a
-colour never means two things inside one figure.
+Rules, so that a colour never means two things on one screen:
+
+* the eight **case colours** (the Okabe-Ito palette, Okabe & Ito 2008, chosen to
+  stay distinguishable for the common forms of colour blindness) are reserved
+  for decision cases 1-8;
+* **outcome colours** reuse them with a fixed meaning each; a picture is coloured
+  by case *or* by outcome, never both;
+* everything else (lateness measures, queue depth, the queue designs' head and
+  entries, the timing wheel's turns, log-table rows) uses **greys and pale
+  tints that are not case colours**, told apart by lightness, line style or
+  position, and named in a legend or a label.
+
+Widgets import their colours from here (``from tempsched_lab.plots.colors
+import ...``), so a panel and a figure side by side agree.
 
 >>> case_color(3)
 '#56B4E9'
 >>> outcome_color("failed")
 '#D55E00'
+>>> set(MEASURE_COLORS.values()) & set(CASE_COLORS.values())
+set()
 """
 
 from __future__ import annotations
@@ -20,15 +32,23 @@ from ..decision import Case
 
 __all__ = [
     "CASE_COLORS",
+    "ENTRY_FILL",
+    "HEAD_EDGE",
+    "HEAD_FILL",
+    "KIND_FILL",
     "MEASURE_COLORS",
+    "MEASURE_STYLES",
     "NEUTRAL",
     "OKABE_ITO",
     "OUTCOMES",
     "OUTCOME_COLORS",
+    "TURN_COLORS",
     "case_color",
+    "case_edge",
     "case_label",
     "outcome_color",
     "text_color_on",
+    "tint",
 ]
 
 #: The Okabe-Ito palette, by name.
@@ -83,18 +103,7 @@ OUTCOME_COLORS: Mapping[str, str] = MappingProxyType(
     }
 )
 
-#: Lateness measure -> colour (see :func:`tempsched_lab.lateness_summary`).
-MEASURE_COLORS: Mapping[str, str] = MappingProxyType(
-    {
-        "total": OKABE_ITO["blue"],
-        "scheduling": OKABE_ITO["orange"],
-        "queueing": OKABE_ITO["sky blue"],
-        "queue size": OKABE_ITO["blue"],
-        "head size": OKABE_ITO["orange"],
-    }
-)
-
-#: Greys for structure: lines, waiting, text, unknown values.
+#: Greys for structure: text, lines, waiting, faint grids, unknown values.
 NEUTRAL: Mapping[str, str] = MappingProxyType(
     {
         "ink": "#222222",
@@ -103,6 +112,38 @@ NEUTRAL: Mapping[str, str] = MappingProxyType(
         "faint": "#E6E6E6",
         "unknown": "#999999",
     }
+)
+
+#: Lateness measures and queue-depth lines: greys of distinct lightness, never a case colour.
+#: (The rows and lines are also labelled, so colour is only a second cue.)
+MEASURE_COLORS: Mapping[str, str] = MappingProxyType(
+    {
+        "total": "#3B3B3B",
+        "scheduling": "#7A7A7A",
+        "queueing": "#B0B0B0",
+        "queue size": "#3B3B3B",
+        "head size": "#7A7A7A",
+    }
+)
+
+#: Line style per measure line (queue depth): the second cue besides lightness.
+MEASURE_STYLES: Mapping[str, str] = MappingProxyType(
+    {"queue size": "solid", "head size": (0, (4, 2))}  # type: ignore[dict-item]
+)
+
+#: The queue designs' head (the time point the worker waits for): a pale amber fill, dark edge.
+HEAD_FILL = "#F7DDA6"
+#: The head's outline (ink: a strong edge, not a case colour).
+HEAD_EDGE = NEUTRAL["ink"]
+#: A pending entry that is not at the head.
+ENTRY_FILL = "#DCEBF7"
+
+#: Timing wheel: how many turns of the hand before a job fires (0, 1, 2 or more); darker = sooner.
+TURN_COLORS: tuple[str, str, str] = ("#222222", "#8C8C8C", "#FFFFFF")
+
+#: Log-table row backgrounds by row kind (widgets' log panel).
+KIND_FILL: Mapping[str, str] = MappingProxyType(
+    {"error": "#F9D5D3", "reject": "#FCE4C8", "cancel": "#E8E8E8", "shutdown": "#E8E8E8"}
 )
 
 
@@ -127,12 +168,46 @@ def outcome_color(outcome: str) -> str:
         raise ValueError(f"outcome={outcome!r}: expected one of {list(OUTCOMES)}") from None
 
 
+def _rgb(color: str) -> tuple[float, float, float]:
+    if not (isinstance(color, str) and len(color) == 7 and color.startswith("#")):
+        raise ValueError(f"color={color!r}: expected '#RRGGBB'")
+    r, g, b = (int(color[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    return r, g, b
+
+
 def text_color_on(color: str) -> str:
     """Black or white, whichever reads better on a ``#RRGGBB`` background.
 
     >>> text_color_on("#000000"), text_color_on("#F0E442")
     ('white', 'black')
     """
-    r, g, b = (int(color[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    r, g, b = _rgb(color)
     luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
     return "black" if luminance > 0.4 else "white"
+
+
+def tint(color: str, amount: float) -> str:
+    """``color`` mixed with white (``amount`` 0 = itself, 1 = white), as ``#RRGGBB``.
+
+    >>> tint("#000000", 0.5)
+    '#808080'
+    """
+    if not 0.0 <= amount <= 1.0:
+        raise ValueError(f"amount={amount!r}: expected a number in [0, 1]")
+    mixed = (c + (1.0 - c) * amount for c in _rgb(color))
+    return "#" + "".join(f"{round(c * 255):02X}" for c in mixed)
+
+
+def case_edge(case: int | Case) -> str:
+    """A case's colour as a line *on white*: light colours (case 7's yellow) darkened to read.
+
+    Paths and outlines drawn in a case colour use this; fills use :func:`case_color`.
+
+    >>> case_edge(7), case_edge(2) == case_color(2)
+    ('#9C942B', True)
+    """
+    color = case_color(case)
+    r, g, b = _rgb(color)
+    if 0.2126 * r + 0.7152 * g + 0.0722 * b <= 0.7:  # only yellow (case 7) is that light
+        return color
+    return "#" + "".join(f"{round(c * 0.65 * 255):02X}" for c in (r, g, b))

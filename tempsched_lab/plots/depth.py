@@ -9,9 +9,11 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
-from ._axes import axes_or_new, set_title, show_message
-from ._data import LogArrays, time_axis_label, time_origin
-from .colors import MEASURE_COLORS, NEUTRAL
+from ..timescale import TimeScale
+from ._axes import FONT, axes_or_new, set_title, show_message, time_axis
+from ._data import LogArrays
+from ._legend import Section, add_legend
+from .colors import MEASURE_COLORS, MEASURE_STYLES, NEUTRAL
 
 __all__ = ["plot_queue_depth", "queue_depth"]
 
@@ -42,7 +44,13 @@ def queue_depth(frame: Any) -> pd.DataFrame:
     )
 
 
-def plot_queue_depth(frame: Any, *, ax: Axes | None = None, now: float | None = None) -> Axes:
+def plot_queue_depth(
+    frame: Any,
+    *,
+    ax: Axes | None = None,
+    now: float | None = None,
+    time_scale: TimeScale | None = None,
+) -> Axes:
     """Step plot of the queue size and the head list size over time.
 
     The *queue size* counts every pending task; the *head list* holds the
@@ -55,6 +63,7 @@ def plot_queue_depth(frame: Any, *, ax: Axes | None = None, now: float | None = 
         frame: an event-log frame, an ``EventLog`` or a ``Scheduler``.
         ax: draw into this Axes; by default a new Figure is made.
         now: the current clock time: the last values are drawn up to it.
+        time_scale: how times are shown (default: the log's own).
 
     Returns:
         The Axes drawn into.
@@ -68,44 +77,47 @@ def plot_queue_depth(frame: Any, *, ax: Axes | None = None, now: float | None = 
     depth = queue_depth(a)
     ax = axes_or_new(ax, (9.0, 3.6))
     title = "Queue depth over time"
-    if not len(depth):
-        ax.set_title(title)
+    if not len(depth) or not (depth["queue_size"] > 0).any():  # never held a task
+        ax.set_title(title, fontsize=FONT["title"])
         show_message(ax, "no tasks yet")
         return ax
-    origin = time_origin(a["t"])
-    t = depth["t"].to_numpy() - origin
+    scale = time_scale or a.scale
+    t = scale.rel(depth["t"].to_numpy())
+    x_now = None if now is None else float(scale.rel(float(now)))
     queue_size = depth["queue_size"].to_numpy()
     ready = depth["ready_size"].to_numpy()
-    if now is not None and float(now) - origin > t[-1]:
-        t = np.r_[t, float(now) - origin]
+    if x_now is not None and x_now > t[-1]:
+        t = np.r_[t, x_now]
         queue_size = np.r_[queue_size, queue_size[-1]]
         ready = np.r_[ready, ready[-1]]
-    ax.step(
+    (queue_line,) = ax.step(
         t,
         queue_size,
         where="post",
         color=MEASURE_COLORS["queue size"],
+        linestyle=MEASURE_STYLES["queue size"],
         linewidth=1.8,
         label="queue size (pending tasks)",
     )
-    ax.step(
+    (head_line,) = ax.step(
         t,
         ready,
         where="post",
         color=MEASURE_COLORS["head size"],
-        linewidth=1.5,
+        linestyle=MEASURE_STYLES["head size"],
+        linewidth=1.6,
         label="head list size (tasks at the head time)",
     )
-    if now is not None:
-        ax.axvline(float(now) - origin, color=NEUTRAL["ink"], linestyle="--", linewidth=1.0)
+    if x_now is not None:
+        ax.axvline(x_now, color=NEUTRAL["ink"], linestyle=":", linewidth=1.0, gid="now")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylim(bottom=0, top=max(1.0, float(np.nanmax(queue_size))) * 1.08)
-    ax.set_xlabel(time_axis_label(origin))
-    ax.set_ylabel("tasks")
+    time_axis(ax, scale)
+    ax.set_ylabel("tasks", fontsize=FONT["label"])
     ax.grid(color=NEUTRAL["faint"], linewidth=0.8)
     ax.set_axisbelow(True)
     for spine in ("top", "right"):
         ax.spines[spine].set_visible(False)
     set_title(ax, title)
-    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    add_legend(ax, [Section("", [queue_line, head_line])])
     return ax

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from matplotlib.figure import Figure
 
+from ._axes import count_of, new_figure
 from ._data import LogArrays, as_frame
 from .lateness import plot_lateness
 from .timeline import plot_timeline
@@ -17,10 +18,10 @@ __all__ = ["plot_summary"]
 def plot_summary(
     frame: Any,
     *,
-    color_by: str = "case",
+    color_by: Literal["case", "outcome"] = "case",
     now: float | None = None,
     max_lanes: int = 30,
-    figsize: tuple[float, float] = (15.0, 11.0),
+    figsize: tuple[float, float] = (15.0, 12.0),
 ) -> Figure:
     """A one-page Figure: the task timeline on top, the decision tree with the count of
     each case and the lateness histograms underneath.
@@ -43,19 +44,19 @@ def plot_summary(
     """
     frame = as_frame(frame)
     a = LogArrays.of(frame)
-    fig = Figure(figsize=figsize, layout="constrained")
-    grid = fig.add_gridspec(2, 2, height_ratios=(1.2, 1.0), width_ratios=(1.15, 1.0))
+    fig = new_figure(figsize)
+    grid = fig.add_gridspec(2, 2, height_ratios=(1.1, 1.0), width_ratios=(1.15, 1.0))
     plot_timeline(
         a, ax=fig.add_subplot(grid[0, :]), color_by=color_by, now=now, max_lanes=max_lanes
     )
-    plot_decision_tree(counts=frame, ax=fig.add_subplot(grid[1, 0]), fontsize=7.0)
+    plot_decision_tree(counts=frame, ax=fig.add_subplot(grid[1, 0]), fontsize=8.0)
     plot_lateness(a, ax=fig.add_subplot(grid[1, 1]))
     n_rows = a.n
     n_errors = int(a.kind_is("error").sum())
     n_decisions = int(a.kind_is("schedule", "reject").sum())
     fig.suptitle(
-        f"Scheduler log summary: {n_rows:,} rows, {n_decisions:,} decisions, "
-        f"{n_errors:,} error{'s' * (n_errors != 1)}",
+        f"Scheduler log summary: {count_of(n_rows, 'row')}, {count_of(n_decisions, 'decision')}, "
+        f"{count_of(n_errors, 'error')}",
         fontsize=13,
         fontweight="bold",
     )

@@ -4,27 +4,81 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.colors import to_hex, to_rgb
-from matplotlib.patches import FancyBboxPatch
-from matplotlib.patheffects import withStroke
+from matplotlib.patches import FancyBboxPatch, Patch
+from matplotlib.patheffects import Normal, Stroke, withStroke
 
 from ..analysis import case_counts
 from ..decision import TREE, Case, Decision
-from ._axes import axes_or_new
+from ._axes import FONT, axes_or_new, axes_size_pt, set_title
 from ._data import as_frame
-from .colors import NEUTRAL, case_color, text_color_on
+from ._legend import Section, add_legend
+from .colors import NEUTRAL, case_color, case_edge, case_label, text_color_on, tint
 
 __all__ = ["plot_decision_tree", "tree_layout"]
 
 Node = tuple[str, Any]  # ("question", key) or ("case", Case)
 
-_Q_WIDTH, _Q_HEIGHT = 1.3, 0.52
-_LEAF_WIDTH, _LEAF_HEIGHT = 0.92, 0.62
+_Q_WIDTH, _LEAF_WIDTH = 1.3, 0.92  # box widths, in leaf spacings
+_MAX_HEIGHT = 0.72  # the tallest a box may be, in level spacings (the rest: edge and its label)
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    """Box sizes and text wrapping for the space the tree gets (text keeps its size in points)."""
+
+    q_height: float
+    leaf_height: float
+    q_chars: int
+    leaf_chars: int  # 0: leaves show their number only (too little room for their names)
+    explain_chars: int
+    count_gap: float  # room under a leaf for its count, in level spacings
+    line: float  # one line of text, in level spacings
+
+
+def _wrap(text: str, chars: int) -> list[str]:
+    return textwrap.wrap(text, chars, break_long_words=False)
+
+
+def leaf_text(case: Case, chars: int) -> str:
+    """``"7 duplicate\nin queue"`` wrapped at ``chars``, or ``"7"`` when ``chars`` is 0."""
+    return "\n".join(_wrap(f"{int(case)} {case.short}", chars)) if chars else str(int(case))
+
+
+def _sizes(ax: Axes, fontsize: float, levels: int, leaves: int, extra_rows: float) -> _Sizes:
+    """Wrap widths from the box widths in points, box heights from the lines they hold."""
+    width_pt, height_pt = axes_size_pt(ax)
+    unit_x = width_pt * 0.92 / (leaves - 1 + (_Q_WIDTH + _LEAF_WIDTH) / 2 + 0.2)
+    unit_y = max(height_pt - 40.0, 100.0) / (levels - 1 + _MAX_HEIGHT + extra_rows)
+    char = 0.64 * fontsize  # bold on the path
+    line = 1.22 * fontsize
+
+    def lines_fit(lines: int) -> bool:
+        return (lines * line + 7.0) / unit_y <= _MAX_HEIGHT
+
+    def height(lines: int) -> float:
+        return min(_MAX_HEIGHT, (lines * line + 7.0) / unit_y)
+
+    q_chars = max(8, int(_Q_WIDTH * unit_x / char) - 1)
+    leaf_chars = max(7, int(_LEAF_WIDTH * unit_x / char) - 1)
+    q_lines = max(len(_wrap(q.text, q_chars)) for q in TREE)
+    leaf_lines = max(leaf_text(c, leaf_chars).count("\n") + 1 for c in Case)
+    too_long = any(len(word) > leaf_chars for c in Case for word in c.short.split())
+    if too_long or not lines_fit(leaf_lines):  # no room for names: numbers (the legend has them)
+        leaf_chars, leaf_lines = 0, 1
+    return _Sizes(
+        q_height=height(q_lines),
+        leaf_height=height(leaf_lines),
+        q_chars=q_chars,
+        leaf_chars=leaf_chars,
+        explain_chars=max(40, int(width_pt * 0.9 / char)),
+        count_gap=(line + 4.0) / unit_y,
+        line=line / unit_y,
+    )
 
 
 def tree_layout() -> tuple[dict[Node, tuple[float, float]], list[tuple[Node, Node, bool]]]:
@@ -99,17 +153,12 @@ def _case_of(decision_or_case: Any) -> Case | None:
         ) from None
 
 
-def _tint(color: str, amount: float) -> str:
-    rgb = np.array(to_rgb(color))
-    return to_hex(rgb + (1.0 - rgb) * amount)
-
-
 def plot_decision_tree(
     decision_or_case: Decision | Case | int | None = None,
     *,
     counts: Any = None,
     ax: Axes | None = None,
-    fontsize: float = 8.0,
+    fontsize: float = FONT["body"],
     explain: bool = True,
 ) -> Axes:
     """Draw the decision tree every ``schedule()`` request walks, cases 1-8 as leaves.
@@ -118,7 +167,7 @@ def plot_decision_tree(
     drawing always matches the code. Edges are labelled yes/no. Given a
     :class:`~tempsched_lab.Decision` (or a :class:`~tempsched_lab.Case`, or its
     number), the path to its case is highlighted: thick edges and box outlines
-    in the case's colour, and (``explain=True``) the case's explanation under
+    in the case's colour, and (``explain=True``) the explanation under
     the tree.
 
     Args:
@@ -128,8 +177,9 @@ def plot_decision_tree(
             :func:`~tempsched_lab.case_counts`), the output of ``case_counts``,
             or a mapping ``{case: count}``.
         ax: draw into this Axes; by default a new Figure is made.
-        fontsize: size of the box texts.
-        explain: write the highlighted case's explanation under the tree.
+        fontsize: size of the box texts (at least 8 pt, the smallest any figure writes).
+        explain: write the explanation under the tree: a Decision's own (what
+            happened this time), else the case's teaching text.
 
     Returns:
         The Axes drawn into.
@@ -142,24 +192,36 @@ def plot_decision_tree(
     >>> ax.get_title()
     'Decision tree: case 3 (earlier than head) highlighted; counts from 2 decisions'
     """
+    if not isinstance(fontsize, (int, float)) or isinstance(fontsize, bool) or fontsize < 8:
+        raise ValueError(f"fontsize={fontsize!r}: expected a size of at least 8 pt")
     case = _case_of(decision_or_case)
     count_map = _counts_of(counts)
-    ax = axes_or_new(ax, (10.0, 7.2))
+    ax = axes_or_new(ax, (10.0, 7.6))
     positions, edges = tree_layout()
+    levels = 1 - int(min(y for _, y in positions.values()))
+    leaves = sum(1 for kind, _ in positions if kind == "case")
+    extra = 0.35 + (1.0 if case is not None and explain else 0.0)
+    size = _sizes(ax, fontsize, levels, leaves, extra)
+    if not size.leaf_chars and fontsize > 8.0:  # names fit at 8 pt? better than numbers only
+        smaller = _sizes(ax, 8.0, levels, leaves, extra)
+        if smaller.leaf_chars:
+            size, fontsize = smaller, 8.0
     path_nodes: set[Node] = set()
     path_edges: set[tuple[str, bool]] = set()
     if case is not None:
         path_edges = set(case.path)
         path_nodes = {("question", key) for key, _ in case.path} | {("case", case)}
     accent = case_color(case) if case is not None else NEUTRAL["line"]
-    outline = [withStroke(linewidth=5.5, foreground=NEUTRAL["ink"])]
+    # the path is a "cased" line: the case's colour inside an ink casing, visible on white
+    # even for case 7's yellow
+    casing = [Stroke(linewidth=7.5, foreground=NEUTRAL["ink"]), Normal()]
 
     # -- edges ---------------------------------------------------------------------
     for parent, child, answer in edges:
         (x0, y0), (x1, y1) = positions[parent], positions[child]
         on_path = (parent[1], answer) in path_edges
-        top = _LEAF_HEIGHT / 2 if child[0] == "case" else _Q_HEIGHT / 2
-        start, end = (x0, y0 - _Q_HEIGHT / 2), (x1, y1 + top)
+        top = size.leaf_height / 2 if child[0] == "case" else size.q_height / 2
+        start, end = (x0, y0 - size.q_height / 2), (x1, y1 + top)
         arrow = ax.annotate(
             "",
             xy=end,
@@ -167,7 +229,7 @@ def plot_decision_tree(
             arrowprops={
                 "arrowstyle": "-|>",
                 "color": accent if on_path else NEUTRAL["unknown"],
-                "lw": 3.5 if on_path else 1.2,
+                "lw": 4.0 if on_path else 1.2,
                 "shrinkA": 0,
                 "shrinkB": 1,
                 "mutation_scale": 14 if on_path else 10,
@@ -175,8 +237,8 @@ def plot_decision_tree(
             zorder=3 if on_path else 1,
             gid=f"edge:{parent[1]}:{'yes' if answer else 'no'}" + (":highlighted" * on_path),
         )
-        if on_path and text_color_on(accent) == "black":  # light colours get a dark outline
-            arrow.arrow_patch.set_path_effects(outline)
+        if on_path and arrow.arrow_patch is not None:
+            arrow.arrow_patch.set_path_effects(casing)
         mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
         ax.text(
             mx,
@@ -184,7 +246,7 @@ def plot_decision_tree(
             "yes" if answer else "no",
             ha="center",
             va="center",
-            fontsize=fontsize - 0.5,
+            fontsize=max(8.0, fontsize - 1.0),
             color=NEUTRAL["ink"],
             fontweight="bold" if on_path else "normal",
             zorder=4,
@@ -196,22 +258,24 @@ def plot_decision_tree(
     for node, (x, y) in positions.items():
         on_path = node in path_nodes
         if node[0] == "question":
-            w, h = _Q_WIDTH, _Q_HEIGHT
+            w, h = _Q_WIDTH, size.q_height
             face, edge, lw, text_color = "#F4F4F4", NEUTRAL["line"], 1.0, NEUTRAL["ink"]
             if on_path:
-                face, edge, lw = "white", accent, 3.0
-            text = "\n".join(textwrap.wrap(questions[node[1]].text, 17))
+                face, edge, lw = "white", case_edge(case) if case is not None else accent, 3.0
+            text = "\n".join(_wrap(questions[node[1]].text, size.q_chars))
             gid = f"question:{node[1]}"
         else:
             c: Case = node[1]
-            w, h = _LEAF_WIDTH, _LEAF_HEIGHT
+            w, h = _LEAF_WIDTH, size.leaf_height
             color = case_color(c)
-            face, edge, lw = _tint(color, 0.72), color, 1.6
+            # a leaf not on the path: pale fill, thin mid-tone edge (case 8's black included),
+            # so that only the highlighted leaf has a full colour and a thick ink outline
+            face, edge, lw = tint(color, 0.75), tint(color, 0.35), 1.2
             text_color = NEUTRAL["ink"]
             if on_path:
-                face, edge, lw = color, NEUTRAL["ink"], 3.0
+                face, edge, lw = color, NEUTRAL["ink"], 3.5
                 text_color = text_color_on(color)
-            text = f"{int(c)}\n" + "\n".join(textwrap.wrap(c.short, 11))
+            text = leaf_text(c, size.leaf_chars)
             gid = f"case:{int(c)}"
         patch = FancyBboxPatch(
             (x - w / 2, y - h / 2),
@@ -225,8 +289,8 @@ def plot_decision_tree(
             gid=gid + (":highlighted" * on_path),
         )
         ax.add_patch(patch)
-        if on_path and node[0] == "question" and text_color_on(accent) == "black":
-            patch.set_path_effects([withStroke(linewidth=4.5, foreground=NEUTRAL["ink"])])
+        if on_path and node[0] == "question":
+            patch.set_path_effects([withStroke(linewidth=5.0, foreground=NEUTRAL["ink"])])
         ax.text(
             x,
             y,
@@ -257,22 +321,32 @@ def plot_decision_tree(
     # -- frame, title, explanation ---------------------------------------------------
     xs = [p[0] for p in positions.values()]
     ys = [p[1] for p in positions.values()]
-    bottom = min(ys) - _LEAF_HEIGHT / 2 - (0.35 if count_map is not None else 0.1)
+    bottom = min(ys) - size.leaf_height / 2 - (size.count_gap + 0.05 if count_map else 0.1)
     if case is not None and explain:
+        # a Decision tells what happened this time (the task it matched, whether a worker woke)
+        told = getattr(decision_or_case, "explanation", None)
+        text = told if isinstance(told, str) else case.explanation
+        words = f"Case {int(case)}, {case.short}: {text}"
+        lines = _wrap(words, size.explain_chars)
         ax.text(
             (min(xs) + max(xs)) / 2,
             bottom - 0.15,
-            "\n".join(textwrap.wrap(f"Case {int(case)}, {case.short}: {case.explanation}", 110)),
+            "\n".join(lines),
             ha="center",
             va="top",
             fontsize=fontsize + 0.5,
             color=NEUTRAL["ink"],
             gid="explanation",
-            bbox={"boxstyle": "round,pad=0.4", "fc": _tint(accent, 0.85), "ec": accent},
+            bbox={
+                "boxstyle": "round,pad=0.4",
+                "fc": tint(accent, 0.85),
+                "ec": case_edge(case),
+                "lw": 1.5,
+            },
         )
-        bottom -= 0.85
+        bottom -= 0.3 + (len(lines) + 1.2) * size.line * (fontsize + 0.5) / fontsize
     ax.set_xlim(min(xs) - _Q_WIDTH / 2 - 0.1, max(xs) + _LEAF_WIDTH / 2 + 0.1)
-    ax.set_ylim(bottom, max(ys) + _Q_HEIGHT / 2 + 0.1)
+    ax.set_ylim(bottom, max(ys) + size.q_height / 2 + 0.1)
     ax.set_axis_off()
     title = "Decision tree of schedule()"
     parts = []
@@ -283,5 +357,8 @@ def plot_decision_tree(
         parts.append(f"counts from {total:,} decision{'s' * (total != 1)}")
     if parts:
         title = "Decision tree: " + "; ".join(parts)
-    ax.set_title(title)
+    set_title(ax, title, share=0.95 if size.leaf_chars else 0.7)  # a legend takes the rest
+    if not size.leaf_chars:  # leaves show numbers only: name the cases beside the tree
+        patches = [Patch(color=case_color(c), label=case_label(c)) for c in Case]
+        add_legend(ax, [Section("cases", patches)])
     return ax
