@@ -72,6 +72,15 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "for t in ts: s.schedule(noop, at=t)\n"
         "c.run_until_idle()\n",
     ),
+    "ours_sim_many_log": (
+        "ours: virtual-time simulation, all scheduled with schedule_many(), log on",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "rng = random.Random(1); ts = [rng.uniform(0, 1000) for _ in range(N)]\n"
+        "c = VirtualClock(); s = Scheduler(c)\n"
+        "s.schedule_many([(noop, t) for t in ts])\n"
+        "c.run_until_idle()\n",
+    ),
     "ours_sim_nolog": (
         "ours: virtual-time simulation, log off",
         "import random\n"
@@ -148,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         ("log overhead on schedule (on / off)", "ours_schedule_log", "ours_schedule_nolog"),
         ("bulk: sched.enterabs / schedule_many", "sched_enterabs", "ours_schedule_many_log"),
         ("simulation: SimPy / ours (log on)", "simpy_sim", "ours_sim_log"),
+        ("simulation: SimPy / ours (bulk, log on)", "simpy_sim", "ours_sim_many_log"),
+        ("simulation: SimPy / ours (log off)", "simpy_sim", "ours_sim_nolog"),
     ]
     for label, a, b in ratios:
         if a in results and b in results:

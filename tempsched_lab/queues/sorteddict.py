@@ -128,9 +128,8 @@ class SortedDictQueue(TimerQueue):
             self._later[due] = point[0]
 
     def _promote(self) -> None:
-        times = self._times
-        if times:
-            due = times.pop(0)
+        if self._later:  # (the dict's truth is C; the SortedList's len() is a Python call)
+            due = self._times.pop(0)
             self._head_time = due
             point = self._later.pop(due)
             self._head = point if type(point) is TimePoint else TimePoint((point,))
