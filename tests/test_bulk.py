@@ -107,3 +107,34 @@ def test_schedule_many_on_a_real_clock_wakes_the_worker_and_runs_in_order():
         assert done.wait(5) and s.wait_idle(5)
     assert order == [4, 3, 2, 1, 0] and ids == [0, 1, 2, 3, 4]
     assert s.log.audit().ok
+
+
+def _scenario(extra_scheduler: bool):
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    if extra_scheduler:  # a second scheduler on the clock: the clock steps group by group
+        Scheduler(clock)
+    order: list[str] = []
+
+    def chain(n):
+        order.append(f"chain{n}")
+        if n < 3:
+            s.schedule(chain, delay=0.0, args=(n + 1,))  # zero delay: runs at the next step
+
+    s.schedule(order.append, at=1.0, args=("a",))
+    s.schedule(order.append, at=1.0, args=("b",))
+    s.schedule(order.append, at=0.5, args=("tick",), period=0.75)
+    s.schedule(threading.Event(), at=1.25)
+    s.schedule(chain, at=2.0, args=(0,))
+    clock.run_until(4.0)
+    s.cancel(2)
+    clock.run_until_idle()
+    return order, _comparable(s)
+
+
+def test_the_virtual_fast_path_fires_exactly_like_stepping():
+    fast_order, fast = _scenario(extra_scheduler=False)
+    slow_order, slow = _scenario(extra_scheduler=True)
+    assert fast_order == slow_order
+    assert fast.equals(slow)
+    assert "chain3" in fast_order
