@@ -58,6 +58,7 @@ __all__ = [
     "InlineLauncher",
     "Launcher",
     "PoolLauncher",
+    "ThreadPerRun",
     "ThreadPerRunLauncher",
     "make_launcher",
 ]
@@ -122,20 +123,27 @@ class InlineLauncher:
 
 
 class ThreadPerRunLauncher:
-    """A new daemon thread per run (the reference's model; unbounded)."""
+    """A new thread per run (the reference's model; unbounded).
+
+    Daemon threads by default, so a program can exit with runs in flight (they
+    are cut short); ``daemon=False`` lets every run finish first, as the
+    reference does (see :class:`ThreadPerRun`).
+    """
 
     kind = "thread"
 
-    def __init__(self, runner: Runner, on_idle: Callable[[], None]) -> None:
+    def __init__(self, runner: Runner, on_idle: Callable[[], None], *, daemon: bool = True) -> None:
         self._runner = runner
         self._on_idle = on_idle
+        self.daemon = daemon
         self._threads: set[threading.Thread] = set()
         self._lock = threading.Lock()
 
     def launch(self, runs: Sequence[Run]) -> None:
         for task, due, dispatched in runs:
             thread = threading.Thread(target=self._run, args=(task, due, dispatched),
-                                      name=f"tempsched-run-{task.id}", daemon=True)  # fmt: skip
+                                      name=f"tempsched-run-{task.id}",
+                                      daemon=self.daemon)  # fmt: skip
             with self._lock:
                 self._threads.add(thread)
             try:
@@ -227,6 +235,28 @@ class ExecutorLauncher:
 
     def shutdown(self, wait: bool, timeout: float | None) -> None:
         return None  # the caller's executor: the caller shuts it down
+
+
+class ThreadPerRun:
+    """``executor=ThreadPerRun(daemon=False)``: a thread per run that the interpreter waits for.
+
+    >>> from tempsched_lab import Scheduler
+    >>> with Scheduler(executor=ThreadPerRun(daemon=False)) as s:
+    ...     s.executor_kind
+    'thread'
+    """
+
+    def __init__(self, *, daemon: bool = True) -> None:
+        if daemon is not True and daemon is not False:
+            raise TypeError(f"daemon={daemon!r}: expected True or False")
+        self.daemon = daemon
+
+    def make_launcher(self, runner: Runner, on_idle: Callable[[], None]) -> ThreadPerRunLauncher:
+        """The launcher for one scheduler."""
+        return ThreadPerRunLauncher(runner, on_idle, daemon=self.daemon)
+
+    def __repr__(self) -> str:
+        return f"ThreadPerRun(daemon={self.daemon})"
 
 
 def make_launcher(

@@ -450,6 +450,44 @@ class Scheduler:
             return task, None, check.check_delay(delay)
         return task, None, None
 
+    def submit_request(
+        self,
+        task: Task,
+        *,
+        at: Any = None,
+        delay: Any = None,
+        origin: Origin | str = Origin.USER,
+        full: bool = True,
+    ) -> Any:
+        """Decide on a request record built by the caller (for facades such as ``compat``).
+
+        ``task`` carries the action and its arguments *as given* (no conversion:
+        the caller chose them; e.g. the reference API passes any iterable of
+        arguments, and keyword arguments that only fail when the task runs).
+        ``at``/``delay`` are checked like :meth:`schedule`'s. Returns the
+        :class:`Decision`, or only the task ID with ``full=False``.
+        """
+        code = Origin(origin).code
+        try:
+            if at is not None and delay is not None:
+                raise ValueError(
+                    f"at={short_repr(at)} and delay={short_repr(delay)}: give one of them, not both"
+                )
+            if at is not None:
+                at = self._absolute(at)
+            elif delay is not None:
+                delay = check.check_delay(delay)
+            elif task.period is None and task.trigger is None:
+                raise ValueError("at=None, delay=None, period=None: give a time (at or delay)")
+        except (TypeError, ValueError) as exc:
+            self._record_invalid(task.action, task.args, task.period, task.label, code, exc)
+            raise
+        with self._lock:
+            if self._closed or self._draining or self._worker_error is not None:
+                self._check_open()
+            now = self.clock.now()
+            return self._decide(task, _due(task, at, delay, now), now, code, at, full)
+
     def _decide_many(self, items: list[Any], now: float, origin: int, ids: list[int]) -> None:
         """The decision pass of :meth:`schedule_many`; the lock is held.
 
