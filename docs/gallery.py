@@ -151,10 +151,6 @@ def gallery(images: Path, page: Path) -> list[Path]:
     captions = [f"{key[0]} ({len(loaded[key].frame):,} rows)" for key in COLUMNS]
     written = []
     lines = [
-        "---",
-        "orphan: true",
-        "---",
-        "",
         "# Gallery: every figure on an empty, a small and a large log",
         "",
         "Each row shows one public figure drawn from three logs side by side: an empty log, the",

@@ -62,6 +62,8 @@ class Replayer:
         fire_at = frame["fire_at"].to_numpy(dtype="float64")
         self._fire_at = np.where(np.isnan(fire_at), self._due, fire_at)
         self._design = queue
+        origin = frame.attrs.get("time_origin")
+        self._origin: float | None = float(origin) if origin is not None else None
         self._reset()
 
     def _reset(self) -> None:
@@ -122,6 +124,7 @@ class Replayer:
                 # at once (every task whose fire time had come), before writing these rows.
                 # Fire times come from the log, so a log replays the same on any design.
                 t = float(self._t[i])
+                queue.advance_to(t)  # a wheel's hand stood here when the live queue popped
                 by_fire, fires = self._by_fire, self._fire
                 while by_fire and by_fire[0][0] <= t:
                     fire, other = heapq.heappop(by_fire)
@@ -142,7 +145,7 @@ class Replayer:
 
     def snapshot(self) -> QueueSnapshot:
         """The replayed queue's snapshot (its design's picture included)."""
-        return self.queue.snapshot()
+        return self.queue.snapshot(self._origin)
 
 
 def replay(frame: pd.DataFrame, upto: int | None = None) -> QueueState:

@@ -880,7 +880,7 @@ class Scheduler:
     def snapshot(self) -> Any:
         """A consistent :class:`~tempsched_lab.queues.QueueSnapshot` of the queue."""
         with self._lock:
-            return self.queue.snapshot()
+            return self.queue.snapshot(self.time_origin)
 
     @property
     def time_scale(self) -> TimeScale:
@@ -912,7 +912,7 @@ class Scheduler:
                 serial=self._moments,
                 seq=self.log.next_seq,
                 now=self.clock.now(),
-                queue=self.queue.snapshot(),
+                queue=self.queue.snapshot(self.time_origin),
                 running=tuple(task.view() for task in self._running.values()),
                 closed=self.closed,
                 time_scale=TimeScale(self.time_origin),

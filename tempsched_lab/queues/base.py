@@ -202,6 +202,8 @@ class QueueSnapshot:
     state: QueueState
     tasks: Mapping[int, TaskView] = field(default_factory=dict)
     picture: Mapping[str, Any] = field(default_factory=dict)
+    #: the clock value shown to users as ``0.000 s`` (``None``: unknown, e.g. a bare queue)
+    time_origin: float | None = None
 
     @property
     def head_time(self) -> float | None:
@@ -355,13 +357,18 @@ class TimerQueue(abc.ABC):
         """The design-independent state (see :class:`QueueState`)."""
         return QueueState.from_points((t, [task.id for task in tp]) for t, tp in self.points())
 
-    def snapshot(self) -> QueueSnapshot:
+    def advance_to(self, now: float) -> None:
+        """Move the design's notion of now forward without firing (a replayed wheel's hand)."""
+        return None
+
+    def snapshot(self, time_origin: float | None = None) -> QueueSnapshot:
         """A frozen copy of the state and the design's picture, for plots and replay checks."""
         return QueueSnapshot(
             design=self.design,
             state=self.state(),
             tasks={tid: task.view() for tid, task in self.index.items()},
             picture=self.picture(),
+            time_origin=time_origin,
         )
 
     def _check_index(self) -> None:

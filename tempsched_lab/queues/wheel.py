@@ -185,6 +185,21 @@ class TimingWheelQueue(TimerQueue):
         """Raise ``ValueError`` if ``due`` cannot be placed on the wheel."""
         self.fire_index(due)
 
+    def advance_to(self, now: float) -> None:
+        """Move the hand to the first tick after ``now`` (replay: where the live hand was).
+
+        Only an empty stretch of the wheel can be passed this way: ticks still holding
+        jobs stop the hand before them, as ``pop_due`` would fire them.
+        """
+        last = self._last_tick(now)
+        first = self._first_tick()
+        if last is None:
+            return
+        if first is not None:
+            last = min(last, first - 1)
+        if last + 1 > self._cursor:
+            self._cursor = last + 1
+
     def compact(self) -> None:
         """Drop occupied-tick entries left behind by removals (O(T)); done by itself when
         they outnumber the live ticks, so cancelled work never accumulates."""
