@@ -48,6 +48,16 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "s = Scheduler(VirtualClock(start=1e9))\n"
         "s.schedule_many([(noop, 1.5e9 + i) for i in range(N)])\n",
     ),
+    "ours_cancel_log": (
+        "ours: cancel() in random order, log on",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "s = Scheduler(VirtualClock(start=1e9))\n"
+        "ids = [s.schedule(noop, at=1.5e9 + i) for i in range(N)]\n"
+        "random.Random(2).shuffle(ids)\n"
+        "import sys; sys.setprofile(None)\n"
+        "for tid in ids: s.cancel(tid)\n",
+    ),
     "reference_schedule": (
         "temporal-scheduler: schedule_task()",
         "import time\n"

@@ -936,7 +936,7 @@ def test_missed_rows_are_not_drawn_as_runs():
     def run():
         starts.append(clock.now())
         if len(starts) == 1:
-            clock._now += 2.5  # the first run overruns: the slots at 2 and 3 are skipped
+            clock.elapse(2.5)  # the first run overruns: the slots at 2 and 3 are skipped
 
     s.schedule(run, at=1.0, period=1.0)
     clock.run_until(5.0)

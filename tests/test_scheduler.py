@@ -225,7 +225,7 @@ def test_fixed_rate_has_no_drift_under_slow_runs():
 
     def slow():  # each run "takes" 0.3 s of a 1 s period
         starts.append(clock.now())
-        clock._now += 0.3  # simulate run time passing on the virtual clock
+        clock.elapse(0.3)  # simulate run time passing on the virtual clock
 
     s.schedule(slow, at=1.0, period=1.0)
     clock.run_until(5.0)
@@ -239,7 +239,7 @@ def test_fixed_delay_periodic_measures_from_the_end_of_a_run():
 
     def slow():
         starts.append(clock.now())
-        clock._now += 0.25
+        clock.elapse(0.25)
 
     s.schedule(slow, at=1.0, period=1.0, fixed_delay=True)
     clock.run_until(4.0)
@@ -262,7 +262,7 @@ def test_misfire_policies_after_an_overrun(policy, expected_starts, expected_mis
     def run():
         starts.append(clock.now())
         if len(starts) == 1:
-            clock._now += 2.5  # the first run overruns to t=3.5
+            clock.elapse(2.5)  # the first run overruns to t=3.5
 
     tid = s.schedule(run, at=1.0, period=1.0)
     clock.run_until(5.0)
@@ -426,11 +426,13 @@ def test_context_manager_shuts_down():
 
 def test_a_dead_worker_makes_schedule_raise_with_the_cause():
     s = Scheduler()
-    s._worker_error = MemoryError("simulated")  # as if the worker had died
+    s.driver_died(MemoryError("simulated"))  # what the worker calls if its loop ever fails
     with pytest.raises(SchedulerClosedError, match="worker died") as info:
         s.schedule(noop, delay=1)
     assert isinstance(info.value.__cause__, MemoryError)
-    s._worker_error = None
+    assert s.closed and s.worker_error is info.value.__cause__
+    s.shutdown(wait=True, timeout=5)
+    assert not s.worker_thread.is_alive()
 
 
 def test_failed_thread_start_is_logged_and_the_worker_survives(monkeypatch):
