@@ -64,6 +64,11 @@ class Runner:
     def __init__(self, host: RunHost) -> None:
         self._host = host
 
+    @property
+    def token(self) -> int:
+        """The scheduler's token (``in_task.token`` inside its runs, in any process)."""
+        return self._host.token
+
     def run(self, task: Task, due: float, dispatched: float) -> Any:
         """Run ``task`` here: start row, the call, then a finish or error row.
 
