@@ -20,7 +20,9 @@ up) are all recorded as failed runs, never lost silently.
 Where and when a run started on its worker are written to the log's ``worker``
 and ``worker_start`` columns when the scheduler records them (see
 ``docs/async-and-clusters.md``); :attr:`DaskExecutor.placements` keeps the
-recent ones meanwhile, and :func:`worker_runs` joins them with a log frame.
+recent ones meanwhile, and :func:`worker_runs` joins them with a log frame; :func:`lanes_by_worker`
+turns a frame into the view ``plot_timeline(..., lanes="thread")`` draws with
+one lane per worker.
 
 ``distributed`` is an optional dependency (``pip install 'tempsched-lab[dask]'``),
 imported when a ``DaskExecutor`` is made. The workers import this module to run
@@ -50,18 +52,19 @@ if TYPE_CHECKING:
     from .runs import Run, Runner
     from .task import Task
 
-__all__ = ["DaskExecutor", "DaskLauncher", "Placement", "worker_runs"]
+__all__ = ["DaskExecutor", "DaskLauncher", "Placement", "lanes_by_worker", "worker_runs"]
 
-_ATTR = "_tempsched_ran"  # set on an exception raised on a worker: (worker address, start)
+_ATTR = "_tempsched_ran"  # set on an exception raised on a worker: (address, start, end)
 
 
 @dataclass(frozen=True, slots=True)
 class Placement:
     """Where one run went on the cluster and how its journey went (times on the scheduler's clock).
 
-    ``submitted`` is the start row's time (the hand-over); ``worker_start`` is when
-    the run started on ``worker``, from that worker's wall clock (``None`` when the
-    run never started there: cancelled, lost, refused).
+    ``submitted`` is the start row's time (the hand-over); ``worker_start`` and
+    ``worker_end`` are when the run started and ended on ``worker``, from that
+    worker's wall clock (``None`` when the run never started there: cancelled,
+    lost, refused).
     """
 
     token: int
@@ -70,6 +73,7 @@ class Placement:
     submitted: float
     worker: str | None
     worker_start: float | None
+    worker_end: float | None
     outcome: str
     key: str
 
@@ -85,8 +89,8 @@ def run_on_worker(
     """Run ``action`` on a Dask worker; returns ``(result, worker address, start, end)``.
 
     Times are the worker's ``time.time()``. An exception is re-raised with the
-    worker and start attached (attribute ``_tempsched_ran``), so a failed run
-    says where it failed too.
+    worker, start and end attached (attribute ``_tempsched_ran``), so a failed
+    run says where it failed too.
     """
     start = time.time()
     where: str | None
@@ -100,7 +104,7 @@ def run_on_worker(
         result = call_marked(token, action, args, kwargs)
     except BaseException as exc:
         with contextlib.suppress(Exception):  # an exception class without a __dict__
-            setattr(exc, _ATTR, (where, start))
+            setattr(exc, _ATTR, (where, start, time.time()))
         raise
     return result, where, start, time.time()
 
@@ -199,7 +203,8 @@ class DaskLauncher:
                 future = submit(run_on_worker, token, task.action, task.args, task.kwargs,
                                 key=key, **options)  # fmt: skip
             except BaseException as exc:  # a closed client: the run is recorded as failed
-                ex._done(Placement(token, task.id, due, submitted, None, None, "refused", key))
+                ex._done(Placement(token, task.id, due, submitted, None, None, None, "refused",
+                                   key))  # fmt: skip
                 runner.remote_ended(task, due, submitted, None, exc)
                 continue
             ex._track(key, token, task.id, future)
@@ -213,22 +218,25 @@ class DaskLauncher:
         result: Any = None
         exc: BaseException | None = None
         where: str | None = None
-        start: float | None = None
+        start = end = None
         status = str(getattr(future, "status", "error"))
         try:
             if status == "finished":
-                result, where, start, _ = future.result()
+                result, where, start, end = future.result()
             elif status == "error":
                 exc = future.exception()
-                where, start = getattr(exc, _ATTR, (None, None))
+                where, start, end = getattr(exc, _ATTR, (None, None, None))
             else:  # cancelled or lost: the cluster dropped it
                 exc = CancelledError(f"the Dask cluster dropped the run before it ended ({status})")
         except BaseException as inner:  # a result that cannot be fetched, a broken client
             exc, result = inner, None
+        # the worker's wall clock onto the scheduler's: both read time.time() (same machine:
+        # exact; across machines: as good as their clock synchronisation)
         worker_start = None if start is None else submitted + (start - wall)
+        worker_end = None if end is None else submitted + (end - wall)
         outcome = "finished" if exc is None else "error" if status == "finished" else status
         self.executor._done(
-            Placement(token, task.id, due, submitted, where, worker_start, outcome, key)
+            Placement(token, task.id, due, submitted, where, worker_start, worker_end, outcome, key)
         )
         self._runner.remote_ended(
             task, due, submitted, result, exc, worker=where, worker_start=worker_start
@@ -257,11 +265,12 @@ def worker_runs(frame: pd.DataFrame, placements: Iterable[Placement] | None = No
     """One row per run handed to a cluster: its journey from due to the worker, and where.
 
     Columns: ``task_id``, ``label``, ``due``, ``dispatched``, ``submitted`` (the
-    hand-over), ``worker``, ``worker_start``, ``ended`` (its finish or error
-    row), ``outcome`` (``finish``/``error``), ``lateness`` (due -> started on the
-    worker), ``hop`` (submitted -> started on the worker). ``worker`` and
-    ``worker_start`` come from the log's columns when it has them, else from
-    ``placements`` (e.g. :attr:`DaskExecutor.placements`).
+    hand-over), ``worker``, ``worker_start``, ``worker_end`` (on the worker),
+    ``ended`` (its finish or error row), ``outcome`` (``finish``/``error``),
+    ``lateness`` (due -> started on the worker), ``hop`` (submitted -> started on
+    the worker). ``worker`` and ``worker_start`` come from the log's columns when
+    it has them, else from ``placements`` (e.g. :attr:`DaskExecutor.placements`),
+    which alone know ``worker_end``.
     """
     import pandas as pd
 
@@ -269,25 +278,73 @@ def worker_runs(frame: pd.DataFrame, placements: Iterable[Placement] | None = No
     kind = frame["kind"].astype(str)
     dispatched = frame.loc[kind == "dispatch", [*keys, "t"]].rename(columns={"t": "dispatched"})
     starts = frame.loc[kind == "start", [*keys, "label", "t"]].rename(columns={"t": "submitted"})
-    end_cols = [*keys, "t", "kind"]
     has_where = "worker" in frame.columns and "worker_start" in frame.columns
-    ends = frame.loc[kind.isin(["finish", "error"]), end_cols + (["worker", "worker_start"]
-                                                                 if has_where else [])]  # fmt: skip
+    where_cols = ["worker", "worker_start"] if has_where else []
+    ends = frame.loc[kind.isin(["finish", "error"]), [*keys, "t", "kind", *where_cols]]
     ends = ends.rename(columns={"t": "ended", "kind": "outcome"})
     ends["outcome"] = ends["outcome"].astype(str)
-    if not has_where:
-        where = pd.DataFrame(
-            [(p.task_id, p.due, p.worker, p.worker_start) for p in placements or ()],
-            columns=[*keys, "worker", "worker_start"],
-        )
-        ends = ends.merge(where, on=keys, how="left")
+    placed = pd.DataFrame(
+        [(p.task_id, p.due, p.worker, p.worker_start, p.worker_end) for p in placements or ()],
+        columns=[*keys, "worker", "worker_start", "worker_end"],
+    ).drop_duplicates(subset=keys, keep="last")
+    if has_where:
+        placed = placed[[*keys, "worker_end"]]
+    ends = ends.merge(placed, on=keys, how="left")
     runs = starts.merge(dispatched, on=keys, how="left").merge(ends, on=keys, how="left")
-    runs["worker_start"] = runs["worker_start"].astype("float64")
+    for column in ("worker_start", "worker_end"):
+        runs[column] = runs[column].astype("float64")
     runs["lateness"] = runs["worker_start"] - runs["due"]
     runs["hop"] = runs["worker_start"] - runs["submitted"]
     columns = ["task_id", "label", "due", "dispatched", "submitted", "worker", "worker_start",
-               "ended", "outcome", "lateness", "hop"]  # fmt: skip
+               "worker_end", "ended", "outcome", "lateness", "hop"]  # fmt: skip
     out = runs[columns].sort_values(["submitted", "task_id"], kind="stable")
     out = out.reset_index(drop=True)
     out.attrs = dict(frame.attrs)
+    return out
+
+
+def lanes_by_worker(
+    frame: pd.DataFrame, placements: Iterable[Placement] | None = None
+) -> pd.DataFrame:
+    """A copy of ``frame`` with each run on its worker: for ``plot_timeline(lanes="thread")``.
+
+    Every run that reached a worker has its ``start`` row moved to when it
+    started there (``t``, ``lateness`` and ``queue_delay`` follow) with the
+    worker's address as its ``thread``, and, where the placements know it, its
+    ``finish``/``error`` row moved to when it ended there (``duration`` becomes
+    the time on the worker). A thread-lane timeline then shows one lane per
+    worker with each run where and when it really ran. Other rows are left as
+    they are; ``frame`` itself is not changed.
+    """
+    import pandas as pd
+
+    runs = worker_runs(frame, placements).dropna(subset=["worker", "worker_start"])
+    out = frame.copy()
+    if runs.empty:
+        return out
+    keys = ["task_id", "due"]
+    kind = out["kind"].astype(str)
+
+    def rows_of(mask: Any) -> Any:
+        return out.loc[mask, keys].reset_index().merge(runs, on=keys, how="inner")
+
+    starts = rows_of(kind == "start")
+    rows = starts["index"].to_numpy()
+    shift = starts["worker_start"].to_numpy() - out.loc[rows, "t"].to_numpy()
+    out.loc[rows, "t"] = starts["worker_start"].to_numpy()
+    for column in ("lateness", "queue_delay"):
+        if column in out.columns:
+            out.loc[rows, column] = out.loc[rows, column].to_numpy() + shift
+    if "thread" in out.columns:
+        threads = out["thread"].astype("object")
+        threads.loc[rows] = starts["worker"].astype(str).to_numpy()
+        out["thread"] = threads.astype("category")
+    ends = rows_of(kind.isin(["finish", "error"])).dropna(subset=["worker_end"])
+    end_rows = ends["index"].to_numpy()
+    out.loc[end_rows, "t"] = ends["worker_end"].to_numpy()
+    if "duration" in out.columns:
+        out.loc[end_rows, "duration"] = (ends["worker_end"] - ends["worker_start"]).to_numpy()
+    if "time" in out.columns:
+        moved = list(rows) + list(end_rows)
+        out.loc[moved, "time"] = pd.to_datetime(out.loc[moved, "t"].to_numpy(), unit="s", utc=True)
     return out

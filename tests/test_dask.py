@@ -18,7 +18,12 @@ from tempsched_lab import CancelResult, Scheduler, TaskState, audit
 
 distributed = pytest.importorskip("distributed")
 
-from tempsched_lab.dask import DaskExecutor, run_on_worker, worker_runs  # noqa: E402
+from tempsched_lab.dask import (  # noqa: E402
+    DaskExecutor,
+    lanes_by_worker,
+    run_on_worker,
+    worker_runs,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -109,8 +114,17 @@ def test_two_hundred_runs_spread_over_the_workers_and_come_back(client):
     assert (runs["dispatched"] >= runs["due"]).all()
     assert (runs["submitted"] >= runs["dispatched"]).all()
     assert (runs["hop"] >= 0).all() and (runs["lateness"] >= 0).all()
-    assert (runs["ended"] >= runs["worker_start"]).all()
+    assert (runs["worker_end"] >= runs["worker_start"]).all()
+    assert (runs["ended"] >= runs["worker_end"]).all()  # the scheduler hears of it afterwards
+    for _, on_one in runs.sort_values("worker_start").groupby("worker"):  # one thread each:
+        gaps = on_one["worker_start"].to_numpy()[1:] - on_one["worker_end"].to_numpy()[:-1]
+        assert (gaps >= 0).all()  # its runs never overlap
     assert audit(frame).ok, audit(frame)
+    lanes = lanes_by_worker(frame, ex.placements)
+    moved = lanes[lanes["kind"] == "start"].merge(runs, on=["task_id", "due"])
+    assert (moved["thread"].astype(str) == moved["worker"]).all()
+    assert (moved["t"] == moved["worker_start"]).all()
+    assert frame.loc[frame["kind"] == "start", "thread"].str.startswith("tempsched").all()
     if "worker" in frame.columns:  # once the log carries it, it agrees with the placements
         finish = frame[frame["kind"] == "finish"]
         assert set(finish["worker"]) == workers(client)
