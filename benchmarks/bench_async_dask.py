@@ -29,7 +29,6 @@ import logging
 import platform
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -97,9 +96,7 @@ def spread(repeats: int) -> dict[str, dict[str, float]]:
                                ("p99", quantile(late, 0.99)), ("max", max(late)),
                                ("min", min(late))):  # fmt: skip
                 stats[name].setdefault(key, []).append(value)
-    return {
-        name: {k: statistics.median(v) for k, v in by.items()} for name, by in stats.items()
-    }
+    return {name: {k: statistics.median(v) for k, v in by.items()} for name, by in stats.items()}
 
 
 def burst(repeats: int) -> dict[str, float]:
