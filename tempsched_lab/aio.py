@@ -106,18 +106,27 @@ class _Changes:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._waiters: list[asyncio.Future[None]] = []
+        self._waiters: set[asyncio.Future[None]] = set()
 
-    def waiter(self) -> asyncio.Future[None]:
+    async def wait(self, timeout: float) -> None:
+        """Until the next :meth:`notify`, or ``timeout`` seconds."""
         fut: asyncio.Future[None] = self._loop.create_future()
-        self._waiters.append(fut)
-        return fut
+        self._waiters.add(fut)
+        try:
+            await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            self._waiters.discard(fut)  # a timed-out waiter must not pile up
 
     def notify(self, *_: object) -> None:
-        waiters, self._waiters = self._waiters, []
+        waiters, self._waiters = self._waiters, set()
         for fut in waiters:
             if not fut.done():
                 fut.set_result(None)
+
+    def __len__(self) -> int:
+        return len(self._waiters)
 
 
 _CHANGES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Changes] = (
@@ -449,9 +458,7 @@ async def _until(
         left = RECHECK_S if deadline is None else min(RECHECK_S, deadline - loop.time())
         if left <= 0:
             return ready()
-        waiter = changes.waiter()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(waiter, left)
+        await changes.wait(left)
     return True
 
 

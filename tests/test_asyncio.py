@@ -429,6 +429,21 @@ def test_async_helpers_work_for_a_thread_driven_scheduler_too():
     assert out == [1] and len(dropped) == 1 and s.closed
 
 
+def test_a_long_wait_without_news_times_out_and_leaves_no_waiters_behind():
+    from tempsched_lab.aio import RECHECK_S, _changes_of
+
+    async def main():
+        async with AsyncScheduler() as s:
+            s.schedule(print, delay=60)
+            loop = asyncio.get_running_loop()
+            t0 = loop.time()
+            assert not await s.idle(timeout=10 * RECHECK_S)  # ten re-checks, nothing happened
+            assert loop.time() - t0 >= 10 * RECHECK_S
+            assert len(_changes_of(loop)) == 0
+
+    run(main)
+
+
 @pytest.mark.parametrize("bad", [-1, "5", True, float("nan")])
 def test_timeouts_are_checked(bad):
     async def main():
