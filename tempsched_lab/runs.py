@@ -14,6 +14,7 @@ run of inline tasks) is recorded, then re-raised to stop the run there.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
@@ -21,13 +22,19 @@ from typing import Any, Protocol
 
 from .task import Task
 
-__all__ = ["Run", "RunHost", "Runner", "in_task"]
+__all__ = ["Run", "RunHost", "Runner", "in_task", "run_token"]
 
 #: One run handed to an executor: the task, the due time of this run, when it was dispatched.
 Run = tuple[Task, float, float]
 
 #: ``in_task.token`` is the token of the scheduler whose task this thread is running (if any).
 in_task = threading.local()
+
+#: The token of the scheduler whose coroutine run the current asyncio task is (if any): the
+#: coroutine-side twin of ``in_task`` (a thread runs many coroutines, a task has its own context).
+run_token: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "tempsched_run_token", default=None
+)
 
 
 class RunHost(Protocol):
@@ -57,8 +64,19 @@ class Runner:
     def __init__(self, host: RunHost) -> None:
         self._host = host
 
-    def run(self, task: Task, due: float, dispatched: float) -> None:
-        """Run ``task`` here: start row, the call, then a finish or error row."""
+    @property
+    def token(self) -> int:
+        """The scheduler's token (``in_task.token`` inside its runs, in any process)."""
+        return self._host.token
+
+    def run(self, task: Task, due: float, dispatched: float) -> Any:
+        """Run ``task`` here: start row, the call, then a finish or error row.
+
+        Returns ``None``, or for a coroutine action still in flight the future of its
+        awaiting (an ``asyncio.Task`` on this thread's loop, else a
+        ``concurrent.futures.Future``); its end is recorded by the first done callback,
+        so a callback added to it afterwards sees the end recorded.
+        """
         host = self._host
         started = host.run_started(task, due, dispatched)
         outer = getattr(in_task, "token", None)
@@ -68,8 +86,7 @@ class Runner:
             kwargs = task.kwargs
             result = action(*task.args, **kwargs) if kwargs else action(*task.args)
             if result is not None and hasattr(result, "__await__"):
-                self._await(task, due, started, result)  # the end is recorded when it is done
-                return
+                return self._await(task, due, started, result)  # its end: when it is done
         except BaseException as exc:
             host.run_ended(task, due, started, None, exc)
             if isinstance(exc, (KeyboardInterrupt, SystemExit)) and (
@@ -80,19 +97,21 @@ class Runner:
             host.run_ended(task, due, started, result, None)
         finally:
             in_task.token = outer
+        return None
 
-    def _await(self, task: Task, due: float, started: float, awaitable: Any) -> None:
+    def _await(self, task: Task, due: float, started: float, awaitable: Any) -> Any:
         """Await a coroutine action on the scheduler's loop (or here, with ``asyncio.run``)."""
         host = self._host
         loop = host.loop
+        token = host.token
         if loop is None or loop.is_closed():
             try:
-                result = asyncio.run(_awaited(awaitable))
+                result = asyncio.run(_awaited(awaitable, token))
             except BaseException as exc:
                 host.run_ended(task, due, started, None, exc)
             else:
                 host.run_ended(task, due, started, result, None)
-            return
+            return None
 
         def done(fut: Any) -> None:
             try:
@@ -103,9 +122,12 @@ class Runner:
             host.run_ended(task, due, started, result, exc)
 
         if _loop_of_this_thread() is loop:  # a loop-driven clock runs us on the loop itself
-            loop.create_task(_awaited(awaitable)).add_done_callback(done)
-        else:
-            asyncio.run_coroutine_threadsafe(_awaited(awaitable), loop).add_done_callback(done)
+            on_loop = loop.create_task(_awaited(awaitable, token))
+            on_loop.add_done_callback(done)
+            return on_loop
+        crossing = asyncio.run_coroutine_threadsafe(_awaited(awaitable, token), loop)
+        crossing.add_done_callback(done)
+        return crossing
 
     def run_remote(self, executor: Executor, task: Task, due: float, dispatched: float) -> None:
         """Hand the action to an external executor; the start is the hand-over."""
@@ -136,8 +158,57 @@ class Runner:
         """The executor refused the run (shut down, no thread): recorded as a failed run."""
         self._host.run_ended(task, due, None, None, exc)
 
+    def handed_over(self, task: Task, due: float, dispatched: float) -> float:
+        """Record the hand-over of a run to another process (its start row); returns its time.
 
-async def _awaited(awaitable: Any) -> Any:
+        For launchers that run the action elsewhere and report its end themselves
+        with :meth:`remote_ended` (see :mod:`tempsched_lab.dask`).
+        """
+        return self._host.run_started(task, due, dispatched)
+
+    def remote_ended(
+        self,
+        task: Task,
+        due: float,
+        started: float | None,
+        result: Any,
+        exc: BaseException | None,
+        *,
+        worker: str | None = None,
+        worker_start: float | None = None,
+    ) -> None:
+        """Record how a handed-over run ended, and where and when it started there.
+
+        ``worker`` (e.g. a Dask worker's address) and ``worker_start`` (on the
+        scheduler's clock) reach the log when the scheduler's ``run_ended`` takes
+        them (the ``worker`` and ``worker_start`` columns); otherwise only the end is
+        recorded.
+        """
+        host = self._host
+        if (worker is not None or worker_start is not None) and _takes_where(host):
+            ended: Any = host.run_ended
+            ended(task, due, started, result, exc, worker=worker, worker_start=worker_start)
+        else:
+            host.run_ended(task, due, started, result, exc)
+
+
+def _takes_where(host: RunHost) -> bool:
+    """Whether ``host.run_ended`` accepts ``worker=``/``worker_start=`` (asked once per type)."""
+    kind = type(host)
+    known = _TAKES_WHERE.get(kind)
+    if known is None:
+        import inspect
+
+        params = inspect.signature(host.run_ended).parameters
+        known = _TAKES_WHERE[kind] = "worker" in params and "worker_start" in params
+    return known
+
+
+_TAKES_WHERE: dict[type, bool] = {}
+
+
+async def _awaited(awaitable: Any, token: int) -> Any:
+    run_token.set(token)  # this task's own context: seen by the coroutine, nowhere else
     return await awaitable
 
 
