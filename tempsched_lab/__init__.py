@@ -17,6 +17,7 @@ hello
 
 from __future__ import annotations
 
+from .aio import AsyncioClock, AsyncScheduler
 from .analysis import case_counts, lateness_summary, periodic_runs, task_history
 from .audit import AuditReport, audit
 from .clock import Clock, LoopError, RealClock, VirtualClock
@@ -33,6 +34,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "TREE",
+    "AsyncScheduler",
+    "AsyncioClock",
     "AuditReport",
     "CancelResult",
     "Case",

@@ -571,8 +571,7 @@ class AsyncScheduler(Scheduler):
             raise ValueError(f"clock={clock!r} runs on another loop than loop={loop!r}")
         super().__init__(
             AsyncioClock(loop) if clock is None else clock,
-            # Scheduler's annotation predates launcher factories (make_launcher): asked of the lead
-            executor=LoopExecutor(loop) if executor is None else executor,  # type: ignore[arg-type]
+            executor=LoopExecutor(loop) if executor is None else executor,
             loop=loop,
             **options,
         )

@@ -39,6 +39,7 @@ from datetime import datetime
 from typing import Any
 
 from .clock import Clock, RealClock
+from .executors import LauncherFactory
 from .log import EventLog
 from .queues import TimerQueue
 from .scheduler import Scheduler
@@ -103,7 +104,7 @@ class TemporalScheduler:
         *,
         clock: Clock | None = None,
         queue: str | TimerQueue = "sorteddict",
-        executor: str | Executor | None = None,
+        executor: str | Executor | LauncherFactory | None = None,
         log: bool = True,
         max_log_rows: int | None = None,
         max_workers: int | None = None,

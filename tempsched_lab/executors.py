@@ -57,6 +57,7 @@ __all__ = [
     "ExecutorLauncher",
     "InlineLauncher",
     "Launcher",
+    "LauncherFactory",
     "PoolLauncher",
     "ThreadPerRun",
     "ThreadPerRunLauncher",
@@ -259,8 +260,17 @@ class ThreadPerRun:
         return f"ThreadPerRun(daemon={self.daemon})"
 
 
+class LauncherFactory(Protocol):
+    """An executor that makes its own launcher: ``ThreadPerRun``, ``LoopExecutor``,
+    ``DaskExecutor``, your own (what ``executor=`` takes besides names and executors)."""
+
+    def make_launcher(self, runner: Runner, on_idle: Callable[[], None]) -> Launcher:
+        """The launcher for one scheduler."""
+        ...
+
+
 def make_launcher(
-    executor: str | Executor | None,
+    executor: str | Executor | LauncherFactory | None,
     *,
     virtual: bool,
     runner: Runner,
@@ -278,7 +288,7 @@ def make_launcher(
     if type(executor).__module__.split(".")[0] == "distributed":  # a dask Client
         from .dask import DaskExecutor
 
-        executor = DaskExecutor(executor)  # type: ignore[arg-type]
+        executor = DaskExecutor(executor)
     factory = getattr(executor, "make_launcher", None)
     if callable(factory):  # a launcher factory (LoopExecutor, DaskExecutor, your own)
         launcher: Launcher = factory(runner, on_idle)

@@ -498,22 +498,29 @@ class Recorder:
             thread = self._thread()
         self._append((4, now, self._wall(), thread, task.id, due, task.label, dispatched))
 
-    def finished(self, now: float, task: Task, due: float, duration: float, result: Any) -> None:
-        """A run returned (``result``: its return value, only its type name is kept)."""
+    def finished(
+        self, now: float, task: Task, due: float, duration: float, result: Any,
+        worker: str | None = None, worker_start: float | None = None,
+    ) -> None:  # fmt: skip
+        """A run returned (``result``: its return value, only its type name is kept).
+
+        ``worker``/``worker_start``: where and when a run handed to a cluster started.
+        """
         try:
             thread = self._local.name
         except AttributeError:
             thread = self._thread()
         self._append((5, now, self._wall(), thread, task.id, due, task.label, duration,
-                      type(result).__name__))  # fmt: skip
+                      type(result).__name__, worker, worker_start))  # fmt: skip
 
     def failed(
-        self, now: float, task: Task, due: float, duration: float, exc: BaseException
-    ) -> str:
+        self, now: float, task: Task, due: float, duration: float, exc: BaseException,
+        worker: str | None = None, worker_start: float | None = None,
+    ) -> str:  # fmt: skip
         """A run raised ``exc``; returns the traceback text it recorded."""
         text = traceback_text(exc)
         self._append((6, now, self._wall(), self._thread(), task.id, due, task.label, duration,
-                      describe_exception(exc), text))  # fmt: skip
+                      describe_exception(exc), text, worker, worker_start))  # fmt: skip
         return text
 
     def event_set(self, now: float, task: Task, due: float) -> None:

@@ -49,7 +49,7 @@ from typing import Any
 from . import validation as check
 from .clock import Clock, Driver, RealClock
 from .decision import Case, Decision, classify
-from .executors import Launcher, make_launcher
+from .executors import Launcher, LauncherFactory, make_launcher
 from .log import EventLog, Recorder, traceback_text
 from .moment import Moment
 from .queues import TimerQueue, make_queue
@@ -151,7 +151,7 @@ class Scheduler:
         self,
         clock: Clock | None = None,
         *,
-        executor: str | Executor | None = None,
+        executor: str | Executor | LauncherFactory | None = None,
         queue: str | TimerQueue = "sorteddict",
         log: bool = True,
         max_log_rows: int | None = None,
@@ -1039,18 +1039,30 @@ class Scheduler:
             return started
 
     def run_ended(
-        self, task: Task, due: float, started: float | None, result: Any, exc: BaseException | None
+        self,
+        task: Task,
+        due: float,
+        started: float | None,
+        result: Any,
+        exc: BaseException | None,
+        worker: str | None = None,
+        worker_start: float | None = None,
     ) -> None:
-        """Record how a run ended, then re-arm a periodic task or settle its final state."""
+        """Record how a run ended, then re-arm a periodic task or settle its final state.
+
+        ``worker``/``worker_start``: where and when a run handed to a cluster started.
+        """
         text = None
         with self._lock:
             now = self.clock.now()
             duration = math.nan if started is None else now - started
+            rec = self._rec
             if exc is None:
-                if self._rec is not None:
-                    self._rec.finished(now, task, due, duration, result)
+                if rec is not None:
+                    rec.finished(now, task, due, duration, result, worker, worker_start)
             else:
-                text = self._rec.failed(now, task, due, duration, exc) if self._rec else None
+                if rec is not None:
+                    text = rec.failed(now, task, due, duration, exc, worker, worker_start)
                 self._keep_exception(task.id, exc)
             self._finished(task, now, exc)
         if exc is not None:
@@ -1204,6 +1216,12 @@ class Scheduler:
         """
         if not self._driver.blocking:
             raise RuntimeError("wait_idle() needs a real clock; use clock.run_until_idle()")
+        if self._driver.owns_current_thread():
+            raise RuntimeError(
+                "wait_idle() called on the thread that fires this scheduler's tasks would wait "
+                "for itself; from a task or an event loop callback, do not wait (or await "
+                "tempsched_lab.aio.wait_idle_async(scheduler))"
+            )
         with self._lock:
             return (
                 self._settled.wait_for(
@@ -1231,8 +1249,10 @@ class Scheduler:
             getattr(in_task, "token", None) == self.token or self._driver.owns_current_thread()
         ):
             raise RuntimeError(
-                "shutdown(wait=True) called from inside one of this scheduler's tasks would "
-                "wait for that task itself (a deadlock); use shutdown(wait=False) there"
+                "shutdown(wait=True) called from inside one of this scheduler's tasks (or on the "
+                "thread that fires them, such as its event loop) would wait for itself (a "
+                "deadlock); use shutdown(wait=False) there, or await "
+                "tempsched_lab.aio.shutdown_async(scheduler) on an event loop"
             )
         deadline = None if timeout is None else time.monotonic() + timeout
         dropped: list[TaskStatus] = []
@@ -1245,11 +1265,12 @@ class Scheduler:
                     self._settled.wait_for(lambda: self._closed, _remaining(deadline))
                 dropped = self._close_locked()
         self._driver.stop()
-        self.log.close_subscriptions(timeout=_remaining(deadline) if wait else 0.0)
         if wait:
             self._join(deadline)
         else:
             self._launcher.shutdown(wait=False, timeout=None)
+        # after the runs in flight: subscribers also receive their finish rows
+        self.log.close_subscriptions(timeout=_remaining(deadline) if wait else 0.0)
         return dropped
 
     def _close_locked(self) -> list[TaskStatus]:

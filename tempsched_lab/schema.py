@@ -131,6 +131,12 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "trigger", "text", "schedule: a calendar task's trigger, described (e.g. its cron rule)"
     ),
+    Column("worker", "cat", "finish/error: the cluster worker that ran the run (its address)"),
+    Column(
+        "worker_start",
+        "float",
+        "finish/error: when that run started on its worker (s, on the scheduler's clock)",
+    ),
 )
 COLUMN_BY_NAME = {c.name: c for c in COLUMNS}
 
@@ -146,8 +152,9 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "dispatch": ("task_id", "due", "fire_at", "label", "head_after", "ready_size",
                  "queue_size"),
     "start": ("task_id", "due", "label", "dispatched"),
-    "finish": ("task_id", "due", "label", "duration", "result"),
-    "error": ("task_id", "due", "label", "duration", "error", "detail"),
+    "finish": ("task_id", "due", "label", "duration", "result", "worker", "worker_start"),
+    "error": ("task_id", "due", "label", "duration", "error", "detail", "worker",
+              "worker_start"),
     "event_set": ("task_id", "due", "label"),
     "missed": ("task_id", "due", "label", "period", "missed", "result"),
     "cancel": ("task_id", "result", "where", "due", "label", "head_before", "head_after",

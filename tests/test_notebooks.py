@@ -24,6 +24,7 @@ EXPECTED = [
     "05_live_dashboard.ipynb",
     "06_analysing_a_log.ipynb",
     "07_migrating_from_temporal_scheduler.ipynb",
+    "08_outgrowing_one_machine.ipynb",
 ]
 BUDGET_S = 60.0  # a notebook must run top to bottom in under a minute
 CELL_TIMEOUT_S = 120
@@ -134,6 +135,16 @@ def _check_migration(nb, text):
     assert _count(nb, "image/png") >= 2  # timeline and tree
 
 
+def _check_outgrowing(nb, text):
+    assert "lanes on threads: ['tempsched-pool-" in text  # first on this kernel's threads
+    assert "workers: 2" in text and "ran on 2 workers" in text  # then on the cluster
+    assert "submit hop of a heartbeat" in text and "lateness on the worker" in text
+    assert "state: failed | RuntimeError: the input file is missing" in text
+    assert "failed on a worker: True" in text
+    assert "client still usable: True" in text and "cluster closed: True" in text
+    assert _count(nb, "image/png") >= 2  # thread lanes, worker lanes
+
+
 CHECKS = {
     "01_tour.ipynb": _check_tour,
     "02_decision_tree.ipynb": _check_decision_tree,
@@ -142,6 +153,7 @@ CHECKS = {
     "05_live_dashboard.ipynb": _check_dashboard,
     "06_analysing_a_log.ipynb": _check_analysis,
     "07_migrating_from_temporal_scheduler.ipynb": _check_migration,
+    "08_outgrowing_one_machine.ipynb": _check_outgrowing,
 }
 
 
