@@ -438,3 +438,37 @@ def test_refresher_rests_after_costly_rounds_to_keep_its_cpu_budget():
     with pytest.raises(ValueError, match="cpu_budget=0"):
         Refresher([], scheduler=s, cpu_budget=0)
     r.close()
+
+
+def test_tree_redraws_only_its_counts_and_matches_a_full_drawing():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from tempsched_lab.plots import plot_decision_tree
+    from tempsched_lab.widgets._base import FigureRenderer
+    from tempsched_lab.widgets.figures import _tree_texts
+
+    def pixels(png: bytes) -> np.ndarray:
+        return np.asarray(Image.open(io.BytesIO(png))).astype(int)
+
+    reused = FigureRenderer((7.2, 5.0))
+    for k in range(3):  # the same highlighted path, new counts each time
+        counts = {c: (c + k) * (c != 5) for c in range(1, 9)}
+        png = reused.render(
+            lambda ax, counts=counts: plot_decision_tree(3, counts=counts, ax=ax, explain=False),
+            reuse=("tree", 3),
+            texts=_tree_texts,
+        )
+    assert reused._reuse == ("tree", 3) and reused._scratch is not None  # took the short path
+    full = FigureRenderer((7.2, 5.0)).render(
+        lambda ax: plot_decision_tree(3, counts=counts, ax=ax, explain=False)
+    )
+    assert np.array_equal(pixels(png), pixels(full))
+    other = reused.render(  # another path highlighted: everything is drawn again
+        lambda ax: plot_decision_tree(7, counts=counts, ax=ax, explain=False),
+        reuse=("tree", 7),
+        texts=_tree_texts,
+    )
+    assert not np.array_equal(pixels(other), pixels(png))

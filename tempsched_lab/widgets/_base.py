@@ -394,23 +394,88 @@ class FigureRenderer:
         self.renders = 0
         #: the font sizes (px) raised to the minimum in the last render
         self.raised: list[float] = []
+        self._reuse: Hashable | None = None
+        self._texts: dict[str, Text] = {}
+        self._background: Any = None
+        self._scratch: Figure | None = None
 
     def resize(self, figsize: tuple[float, float]) -> None:
         """Change the picture's size in inches (the next render uses it)."""
         if self.figure is not None and tuple(self.figure.get_size_inches()) != tuple(figsize):
             self.figure.set_size_inches(figsize, forward=False)
 
-    def render(self, draw: Callable[[Axes], Any]) -> bytes:
-        """Clear the figure, call ``draw(ax)`` on a fresh Axes, return the PNG bytes."""
+    def render(
+        self,
+        draw: Callable[[Axes], Any],
+        *,
+        reuse: Hashable | None = None,
+        texts: Callable[[Figure], dict[str, Text]] | None = None,
+    ) -> bytes:
+        """Clear the figure, call ``draw(ax)`` on a fresh Axes, return the PNG bytes.
+
+        With ``reuse`` (a key) and ``texts`` (the drawing's changing texts by
+        name): when the last drawing had the same ``reuse`` key, only those
+        texts are redrawn over the last picture's background. The drawing is
+        still built (on a scratch figure: about 25 ms for the decision tree)
+        to read the new texts, but not drawn: redrawing the tree for new counts
+        costs about 60 ms of CPU instead of 190 ms. If the texts do not match
+        by name, everything is drawn again.
+        """
         fig = self.figure
         if fig is None:
             raise RuntimeError("this renderer is closed")
+        if reuse is not None and texts is not None and reuse == self._reuse:
+            png = self._redraw_texts(draw, texts)
+            if png is not None:
+                self.renders += 1
+                return png
         fig.clear()
         draw(fig.add_subplot())
         self.raised = raise_small_text(fig, self.min_text_px)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
+        changing = texts(fig) if texts is not None and reuse is not None else {}
+        for text in changing.values():
+            text.set_animated(True)  # left out of the background
+        canvas = fig.canvas
+        canvas.draw()
+        if changing:
+            self._background = canvas.copy_from_bbox(fig.bbox)
+            for text in changing.values():
+                fig.draw_artist(text)
+        self._texts, self._reuse = changing, (reuse if changing else None)
         self.renders += 1
+        return self._png()
+
+    def _redraw_texts(
+        self, draw: Callable[[Axes], Any], texts: Callable[[Figure], dict[str, Text]]
+    ) -> bytes | None:
+        fig = self.figure
+        assert fig is not None
+        if self._scratch is None:
+            self._scratch = Figure(figsize=fig.get_size_inches(), dpi=fig.dpi)
+        scratch = self._scratch
+        scratch.clear()
+        draw(scratch.add_subplot())
+        new = texts(scratch)
+        if new.keys() != self._texts.keys():
+            return None
+        fig.canvas.restore_region(self._background)
+        for name, text in self._texts.items():
+            source = new[name]
+            text.set_text(source.get_text())
+            text.set_color(source.get_color())
+            text.set_fontweight(source.get_fontweight())
+            fig.draw_artist(text)
+        return self._png()
+
+    def _png(self) -> bytes:
+        from PIL import Image  # matplotlib's own PNG writer uses Pillow as well
+
+        canvas = self.figure.canvas  # type: ignore[union-attr]
+        image = Image.frombuffer(
+            "RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1
+        )
+        buf = io.BytesIO()
+        image.save(buf, format="png")
         return buf.getvalue()
 
     def close(self) -> None:
@@ -418,6 +483,9 @@ class FigureRenderer:
         if self.figure is not None:
             self.figure.clear()
             self.figure = None
+        self._scratch = None
+        self._background = None
+        self._texts = {}
 
 
 def text_px(text: Text, dpi: float) -> float:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as W
 import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from ..decision import Case
 from ..plots import plot_decision_tree, plot_timeline
@@ -85,7 +87,7 @@ class TimelinePanel(Panel):
         lanes: Lanes = "task",
         max_lanes: int = 16,
         slide_every: float = 1.0,
-        width: float = 9.4,
+        width: float = 8.4,
     ) -> None:
         super().__init__(scheduler, source=source)
         if lanes not in ("task", "thread"):
@@ -310,7 +312,9 @@ class DecisionTreePanel(Panel):
         last, counts = scene.decisions()
         case = None if last is None else last["case"]
         png = self._fig.render(
-            lambda ax: plot_decision_tree(case, counts=counts, ax=ax, explain=False)
+            lambda ax: plot_decision_tree(case, counts=counts, ax=ax, explain=False),
+            reuse=("tree", case),  # the same path highlighted: only counts and title change
+            texts=_tree_texts,
         )
         self.show_png(self.image, png)
 
@@ -332,6 +336,18 @@ class DecisionTreePanel(Panel):
         if self.image is not None:
             parts.insert(0, Part("tree.picture", self.render_picture, self._picture_key))
         return parts
+
+
+def _tree_texts(fig: Figure) -> dict[str, Text]:
+    """The texts of a decision tree that change with the counts: ``count:<case>`` and the title."""
+    found: dict[str, Text] = {}
+    for text in fig.findobj(Text):
+        gid = text.get_gid() or ""
+        if gid.startswith("count:"):
+            found[gid] = text
+    for ax in fig.axes:
+        found[f"title:{fig.axes.index(ax)}"] = ax.title
+    return found
 
 
 def _caption(scene: Scene, last: dict[str, Any] | None, counts: dict[int, int]) -> str:

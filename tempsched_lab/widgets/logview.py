@@ -200,7 +200,9 @@ class LogPanel(Panel):
             control.observe(self._on_filter, names="value")
         self.summary: W.HTML = self._own(W.HTML(), "tsl-log-summary")
         self.table: W.HTML = self._own(W.HTML("<i>(not refreshed yet)</i>"), "tsl-log-table")
-        filters = W.HBox([self.kind, self.case, self.task, self.rows])
+        filters = W.HBox(
+            [self.kind, self.case, self.task, self.rows], layout=W.Layout(flex_flow="row wrap")
+        )
         self._own(filters)
         self.widget = self._box([filters, self.summary, self.table], "Event log")
 

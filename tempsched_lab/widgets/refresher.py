@@ -54,9 +54,9 @@ def active_refresher(scheduler: Scheduler) -> Refresher | None:
 
 
 class _Slot:
-    """What the refresher remembers about one part: its last keys and render time."""
+    """What the refresher remembers about one part: its last keys, render time and cost."""
 
-    __slots__ = ("drift", "key", "last", "panel", "part")
+    __slots__ = ("cost", "drift", "key", "last", "panel", "part")
 
     def __init__(self, panel: Panel, part: Part) -> None:
         self.panel = panel
@@ -64,6 +64,7 @@ class _Slot:
         self.key: Hashable = _NO_KEY
         self.drift: Hashable = _NO_KEY
         self.last: float | None = None
+        self.cost = 0.0
 
 
 class Refresher:
@@ -161,6 +162,8 @@ class Refresher:
         self.rounds = 0
         self.updates = 0
         self.resyncs = 0
+        #: rounds dropped half-drawn because a click asked for a newer moment
+        self.dropped = 0
         self.errors = 0
         self.last_error: BaseException | None = None
         #: CPU seconds of the last round that did work
@@ -212,11 +215,21 @@ class Refresher:
             urgent, self._urgent = self._urgent, False
             scene = self.source.scene()
             stage = Stage()
-            done = 0
+            rendered: list[tuple[_Slot, Hashable, Hashable]] = []
             with stage.collect():
                 for panel in self.panels:
-                    done += self._render_panel(panel, scene, now, force or urgent, force)
+                    if self._urgent and not (force or urgent):
+                        # a click came in while drawing: drop this frame (the screen keeps the
+                        # last whole one) and draw the click's moment next, at once
+                        self.dropped += 1
+                        return 0
+                    self._render_panel(panel, scene, now, force or urgent, force, rendered)
             stage.apply()
+            for slot, key, drift in rendered:
+                slot.key, slot.drift, slot.last = key, drift, now
+            for panel in self.panels:
+                panel.shown = scene
+            done = len(rendered)
             self.updates += done
             if done:
                 self.rounds += 1
@@ -234,16 +247,22 @@ class Refresher:
         return self._last_tick is not None and now - self._last_tick < self.min_interval - 1e-9
 
     def _render_panel(
-        self, panel: Panel, scene: Scene, now: float, hurry: bool, force: bool
-    ) -> int:
-        done = 0
+        self,
+        panel: Panel,
+        scene: Scene,
+        now: float,
+        hurry: bool,
+        force: bool,
+        rendered: list[tuple[_Slot, Hashable, Hashable]],
+    ) -> None:
         with panel._lock:
             if panel.closed:
-                return 0
+                return
             for slot in self._slots:
                 if slot.panel is not panel:
                     continue
                 part = slot.part
+                cpu = time.thread_time()
                 try:
                     key = part.key(scene)
                     drift = part.drift(scene) if part.drift is not None else None
@@ -257,10 +276,12 @@ class Refresher:
                     self.errors += 1
                     self.last_error = exc
                     continue
-                slot.key, slot.drift, slot.last = key, drift, now
-                done += 1
-            panel.shown = scene
-        return done
+                slot.cost = time.thread_time() - cpu
+                rendered.append((slot, key, drift))
+
+    def costs(self) -> dict[str, float]:
+        """CPU seconds each part took the last time it was drawn (where the time goes)."""
+        return {slot.part.name: slot.cost for slot in self._slots}
 
     def resync(self) -> int:
         """Re-send the full state of every output widget (HTML, labels, images); returns how many.
