@@ -9,6 +9,7 @@ busy. The browser side of the same promises is in ``test_widgets_browser.py``.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
@@ -217,12 +218,15 @@ def test_a_real_clock_dashboard_never_shows_epoch_numbers():
         s.schedule(demo_task, delay=0.01, label="soon")
         time.sleep(0.1)
         dash = Dashboard(s, autostart=False)
+        before = s.clock.now() - s.time_origin
         dash.controls.mode.value = "at"
+        after = s.clock.now() - s.time_origin
         text = all_text(dash)
         assert not EPOCH_LIKE.findall(text), EPOCH_LIKE.findall(text)[:5]
         assert not EPOCH_LIKE.findall(dash.controls.when.value)
         assert "t = 0.0" in text and "30.0" in text  # seconds since the clock's origin
-        assert float(dash.controls.when.value) == pytest.approx(10.0 + 1, abs=1.01)
+        at = float(dash.controls.when.value)  # 10 s ahead, whole seconds since the origin
+        assert at == int(at) and math.ceil(before + 10) <= at <= math.ceil(after + 10)
         dash.close()
     finally:
         s.shutdown()
@@ -461,7 +465,7 @@ def test_tree_redraws_only_its_counts_and_matches_a_full_drawing():
             reuse=("tree", 3),
             texts=_tree_texts,
         )
-    assert reused._reuse == ("tree", 3) and reused._scratch is not None  # took the short path
+    assert reused.text_redraws >= 1  # at least one took the short path (same title lines)
     full = FigureRenderer((7.2, 5.0)).render(
         lambda ax: plot_decision_tree(3, counts=counts, ax=ax, explain=False)
     )

@@ -391,7 +391,9 @@ class FigureRenderer:
         self.figure: Figure | None = Figure(figsize=figsize, dpi=dpi, layout="constrained")
         FigureCanvasAgg(self.figure)
         self.min_text_px = min_text_px
+        #: pictures rendered, and how many of them redrew only their changing texts
         self.renders = 0
+        self.text_redraws = 0
         #: the font sizes (px) raised to the minimum in the last render
         self.raised: list[float] = []
         self._reuse: Hashable | None = None
@@ -428,6 +430,7 @@ class FigureRenderer:
             png = self._redraw_texts(draw, texts)
             if png is not None:
                 self.renders += 1
+                self.text_redraws += 1
                 return png
         fig.clear()
         draw(fig.add_subplot())
@@ -450,14 +453,17 @@ class FigureRenderer:
     ) -> bytes | None:
         fig = self.figure
         assert fig is not None
-        if self._scratch is None:
-            self._scratch = Figure(figsize=fig.get_size_inches(), dpi=fig.dpi)
+        if self._scratch is None:  # laid out like the figure, so plots measure the same Axes
+            self._scratch = Figure(figsize=fig.get_size_inches(), dpi=fig.dpi, layout="constrained")
         scratch = self._scratch
         scratch.clear()
         draw(scratch.add_subplot())
         new = texts(scratch)
-        if new.keys() != self._texts.keys():
-            return None
+        if new.keys() != self._texts.keys() or any(
+            new[name].get_text().count("\n") != text.get_text().count("\n")
+            for name, text in self._texts.items()
+        ):
+            return None  # another shape (a title wrapped on one more line): draw it all
         fig.canvas.restore_region(self._background)
         for name, text in self._texts.items():
             source = new[name]

@@ -197,7 +197,7 @@ class TimelinePanel(Panel):
         if timeline_supports("lanes"):
             kwargs["lanes"] = lanes
         if span is not None and timeline_supports("window"):
-            kwargs["window"] = span if self.paused_at is not None else span[1] - span[0]
+            kwargs["window"] = span  # (start, end): also right while the scheduler is young
         plot_timeline(frame, **kwargs)
         if span is not None and not timeline_supports("window"):
             _set_window(ax, frame, span)  # an older plots module: cut the axis here
