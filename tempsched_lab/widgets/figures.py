@@ -57,7 +57,8 @@ class TimelinePanel(Panel):
     Args:
         scheduler: the scheduler to show.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
-        window: seconds shown, ending at now (0: everything).
+        window: seconds shown, ending at now (0: everything). Default: 30 s
+            on a real clock, everything on a virtual one.
         lanes: ``"task"`` or ``"thread"``.
         max_lanes: the most lanes drawn one by one.
         slide_every: least seconds between two redraws when only "now" moved.
@@ -69,7 +70,7 @@ class TimelinePanel(Panel):
     >>> s = Scheduler(clock)
     >>> _ = s.schedule(len, at=1.0, args=("ab",))
     >>> _ = clock.step()
-    >>> panel = TimelinePanel(s)
+    >>> panel = TimelinePanel(s, window=30)
     >>> panel.refresh()
     >>> panel.image.value[:4] == b"\\x89PNG", "30 s window" in panel.caption.value
     (True, True)
@@ -83,7 +84,7 @@ class TimelinePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
-        window: float = 30.0,
+        window: float | None = None,
         lanes: Lanes = "task",
         max_lanes: int = 16,
         slide_every: float = 1.0,
@@ -92,6 +93,8 @@ class TimelinePanel(Panel):
         super().__init__(scheduler, source=source)
         if lanes not in ("task", "thread"):
             raise ValueError(f"lanes={lanes!r}: expected 'task' or 'thread'")
+        if window is None:  # a real clock runs on; a virtual run is short: show all of it
+            window = 0.0 if scheduler.clock.virtual else 30.0
         if not (isinstance(window, (int, float)) and window >= 0 and math.isfinite(window)):
             raise ValueError(f"window={window!r}: expected seconds >= 0 (0: the whole run)")
         if isinstance(max_lanes, bool) or not isinstance(max_lanes, int) or max_lanes < 2:
