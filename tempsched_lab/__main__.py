@@ -15,9 +15,17 @@ from . import __version__
 _WRITES = "event-log.csv (and .parquet), summary.png, timeline.png, dashboard.html"
 
 
-def build_parser() -> argparse.ArgumentParser:
+class CommandParser(argparse.ArgumentParser):
+    """An argument parser that knows its sub-commands' parsers (``commands[name]``)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.commands: dict[str, argparse.ArgumentParser] = {}
+
+
+def build_parser() -> CommandParser:
     """The argument parser (exit code 2 and the right usage message on bad arguments)."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="tempsched-lab", description="Explore, teach and run temporal scheduling."
     )
     parser.add_argument("--version", action="version", version=f"tempsched-lab {__version__}")
@@ -44,24 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=Path("tempsched-demo"),
         help="output folder (default ./tempsched-demo)",
     )
+    parser.commands["demo"] = demo
     return parser
 
 
-def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+def _parse(parser: CommandParser, argv: list[str] | None) -> argparse.Namespace:
     """Parse ``argv``; arguments a sub-command does not know are reported with its own usage."""
     args, extra = parser.parse_known_args(argv)
     if extra:
-        sub = _subparser(parser, args.command)
-        (sub or parser).error(f"unrecognized arguments: {' '.join(extra)}")
+        parser.commands.get(args.command, parser).error(
+            f"unrecognized arguments: {' '.join(extra)}"
+        )
     return args
-
-
-def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser | None:
-    for action in parser._subparsers._group_actions if parser._subparsers else ():
-        choices = getattr(action, "choices", None) or {}
-        if name in choices:
-            return choices[name]  # type: ignore[no-any-return]
-    return None
 
 
 def progress_bar(stream: TextIO, *, plain_steps: int = 4) -> Callable[[float], None]:
@@ -115,9 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = _parse(parser, argv)
     if not args.seconds > 0 or args.seconds > 3600:
-        _subparser(parser, "demo").error(  # type: ignore[union-attr]
-            f"--seconds {args.seconds:g}: must be > 0 and at most 3600"
-        )
+        parser.commands["demo"].error(f"--seconds {args.seconds:g}: must be > 0 and at most 3600")
     out: Path = args.out
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -80,8 +80,8 @@ def run_demo(
     doomed = s.schedule(_work, at=at(2.5), args=("never",), label="cancelled")
     s.cancel(doomed)
     end = t0 + seconds * scale
-    if virtual:
-        clock.run_until(end)  # type: ignore[attr-defined]
+    if isinstance(clock, VirtualClock):
+        clock.run_until(end)
     else:
         while (left := end - clock.now()) > 0:
             if progress is not None:
@@ -155,7 +155,8 @@ def summary_text(result: DemoResult) -> str:
     if len(late):
         lines.append("")
         lines.append("lateness (ms)   median      p99      max")
-        for (measure, _), row in late.iterrows():
+        for index, row in late.iterrows():
+            measure = str(index[0] if isinstance(index, tuple) else index)
             lines.append(
                 f"{measure:<12} {row['median'] * 1e3:9.3f} {row['p99'] * 1e3:8.3f} "
                 f"{row['max'] * 1e3:8.3f}"

@@ -257,14 +257,14 @@ class Panel:
 
     def _title(self, text: str) -> W.HTML:
         title = W.HTML(f"<b style='font-size:14px'>{esc(text)}</b>")
-        return self._own(title, "tsl-title")  # type: ignore[no-any-return]
+        return self._own(title, "tsl-title")
 
     def _box(self, children: list[W.Widget], title: str) -> W.VBox:
         box = W.VBox(
             [self._title(title), *children],
             layout=W.Layout(margin="0 8px 8px 0", min_width="0", overflow="hidden"),
         )
-        return self._own(box, "tsl-panel", f"tsl-{self.name}")  # type: ignore[no-any-return]
+        return self._own(box, "tsl-panel", f"tsl-{self.name}")
 
     # -- writing -----------------------------------------------------------------------
     @staticmethod
@@ -389,7 +389,7 @@ class FigureRenderer:
         self, figsize: tuple[float, float], dpi: int = DPI, *, min_text_px: float = MIN_TEXT_PX
     ) -> None:
         self.figure: Figure | None = Figure(figsize=figsize, dpi=dpi, layout="constrained")
-        FigureCanvasAgg(self.figure)
+        self.canvas: Any = FigureCanvasAgg(self.figure)  # Any: the Agg canvas has no type hints
         self.min_text_px = min_text_px
         #: pictures rendered, and how many of them redrew only their changing texts
         self.renders = 0
@@ -438,7 +438,7 @@ class FigureRenderer:
         changing = texts(fig) if texts is not None and reuse is not None else {}
         for text in changing.values():
             text.set_animated(True)  # left out of the background
-        canvas = fig.canvas
+        canvas = self.canvas
         canvas.draw()
         if changing:
             self._background = canvas.copy_from_bbox(fig.bbox)
@@ -454,7 +454,8 @@ class FigureRenderer:
         fig = self.figure
         assert fig is not None
         if self._scratch is None:  # laid out like the figure, so plots measure the same Axes
-            self._scratch = Figure(figsize=fig.get_size_inches(), dpi=fig.dpi, layout="constrained")
+            width, height = (float(x) for x in fig.get_size_inches())
+            self._scratch = Figure(figsize=(width, height), dpi=fig.dpi, layout="constrained")
         scratch = self._scratch
         scratch.clear()
         draw(scratch.add_subplot())
@@ -464,7 +465,7 @@ class FigureRenderer:
             for name, text in self._texts.items()
         ):
             return None  # another shape (a title wrapped on one more line): draw it all
-        fig.canvas.restore_region(self._background)
+        self.canvas.restore_region(self._background)
         for name, text in self._texts.items():
             source = new[name]
             text.set_text(source.get_text())
@@ -476,7 +477,7 @@ class FigureRenderer:
     def _png(self) -> bytes:
         from PIL import Image  # matplotlib's own PNG writer uses Pillow as well
 
-        canvas = self.figure.canvas  # type: ignore[union-attr]
+        canvas = self.canvas
         image = Image.frombuffer(
             "RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1
         )

@@ -133,7 +133,7 @@ class Dashboard:
         self.source = LogSource(scheduler)
         self.closed = False
         self.panels: dict[str, Panel] = {
-            name: PANELS[name](scheduler, source=self.source, **options.get(name, {}))  # type: ignore[call-arg]
+            name: PANELS[name](scheduler, source=self.source, **options.get(name, {}))
             for name in PANELS
             if name in names
         }

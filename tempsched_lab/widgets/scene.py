@@ -203,5 +203,7 @@ def last_decision(frame: pd.DataFrame) -> dict[str, Any] | None:
 
 def case_counts_of(frame: pd.DataFrame) -> dict[int, int]:
     """``{case: count}`` for cases 1-8 (zeros included) from an event-log frame."""
-    counts = frame["case"].dropna().astype(int).value_counts() if len(frame) else {}
+    if not len(frame):
+        return {int(c): 0 for c in Case}
+    counts = frame["case"].dropna().astype(int).value_counts()
     return {int(c): int(counts.get(int(c), 0)) for c in Case}
