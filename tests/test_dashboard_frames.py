@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from widgetkit import close_widgets, scenario  # noqa: F401  (an autouse fixture)
 
-from tempsched_lab import Case, RealClock, Scheduler, VirtualClock, time_style
+from tempsched_lab import Case, PastTimeError, RealClock, Scheduler, VirtualClock, time_style
 from tempsched_lab.widgets import (
     ControlsPanel,
     Dashboard,
@@ -216,6 +216,8 @@ def test_a_real_clock_dashboard_never_shows_epoch_numbers():
         for i in range(4):
             s.schedule(demo_task, delay=30.0 + i, args=(i,), label=f"job{i}")
         s.schedule(demo_task, delay=0.01, label="soon")
+        with pytest.raises(PastTimeError):  # a case 1 row: its error text holds raw clock values
+            s.schedule(demo_task, at=s.clock.now() - 1.0, label="too late")
         time.sleep(0.1)
         dash = Dashboard(s, autostart=False)
         before = s.clock.now() - s.time_origin
@@ -225,6 +227,7 @@ def test_a_real_clock_dashboard_never_shows_epoch_numbers():
         assert not EPOCH_LIKE.findall(text), EPOCH_LIKE.findall(text)[:5]
         assert not EPOCH_LIKE.findall(dash.controls.when.value)
         assert "t = 0.0" in text and "30.0" in text  # seconds since the clock's origin
+        assert "case 1 (in the past): rejected, due t = -0.9" in text
         at = float(dash.controls.when.value)  # 10 s ahead, whole seconds since the origin
         assert at == int(at) and math.ceil(before + 10) <= at <= math.ceil(after + 10)
         dash.close()
@@ -476,3 +479,20 @@ def test_tree_redraws_only_its_counts_and_matches_a_full_drawing():
         texts=_tree_texts,
     )
     assert not np.array_equal(pixels(other), pixels(png))
+
+
+def test_following_again_jumps_to_the_newest_row_without_new_rows():
+    s, _ = busy_scheduler("sorteddict")
+    fake = [0.0]
+    dash = Dashboard(s, panels=("log", "history"), autostart=False, clock=lambda: fake[0])
+    newest = s.log.next_seq - 1
+    dash.history.slider.value = 1  # by hand: follows no more
+    assert dash.history.shown_row == 1 and not dash.history.follow.value
+    fake[0] += 0.1
+    dash.refresher.tick()
+    assert dash.history.shown_row == 1  # a round does not move a slider the user holds
+    dash.history.follow.value = True  # the dashboard's next round jumps back
+    fake[0] += 0.1
+    dash.refresher.tick()
+    assert dash.history.shown_row == newest and s.log.next_seq - 1 == newest
+    dash.close()

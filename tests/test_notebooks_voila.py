@@ -132,6 +132,8 @@ def test_narrow_page_is_one_column_and_still_readable(browser, dashboard_server)
     assert order == ["controls", "queue", "timeline", "tree", "log", "history"], order
     assert len({round(b["x"]) for b in boxes.values()}) == 1  # one column
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 900
+    text = page.locator(".tsl-dashboard").inner_text()  # the first round's rejection is shown
+    assert not vk.EPOCH_LIKE.findall(text), vk.EPOCH_LIKE.findall(text)[:5]
     assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 11]) == []
     assert page.evaluate(vk.SCALED_IMAGES_JS, ".tsl-dashboard") == []
     page.locator(".tsl-dashboard").screenshot(path=str(vk.ARTIFACTS / "dashboard-05-900.png"))

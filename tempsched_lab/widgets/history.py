@@ -232,7 +232,9 @@ class HistoryPanel(Panel):
         return frame
 
     def _key(self, scene: Scene) -> Hashable:
-        return (scene.seq, self.follow.value, scene.scale.style)
+        # the row shown is part of the key: ticking "follow newest" after a move by hand
+        # must jump to the newest row even when no new row came since
+        return (scene.seq, self.follow.value, scene.scale.style, self.shown_row)
 
     def _make_parts(self) -> list[Part]:
         return [Part("history", self.render, self._key)]

@@ -70,6 +70,12 @@ def describe_row(row: Any, scale: TimeScale | None = None) -> str:
         again = " re-armed" if origin == "periodic" else " queued"
         return text + f"task #{task}{again}, due {scale.at(_num(row['due']))}"
     if kind == "reject":
+        if case == int(Case.PAST):  # in our words: the log's error text holds raw clock values
+            due, now = _num(row["due"]), _num(row["t"])
+            return (
+                f"case 1 ({Case.PAST.short}): rejected, due {scale.at(due)} is "
+                f"{fmt_duration(now - due)} before now ({scale.at(now)})"
+            )
         if case:
             return f"case {case} ({Case(case).short}): rejected, {_text(row['error'])}"
         return f"invalid request: {_text(row['error'])}"
