@@ -5,7 +5,8 @@ itself in a notebook), and recomputes its display in ``panel.refresh()``:
 
 * :class:`QueuePanel`: the head, the next time points and their tasks, with
   countdowns; the heap's or wheel's own picture.
-* :class:`TimelinePanel`: the task timeline with a "now" line.
+* :class:`TimelinePanel`: the task timeline in a window that follows now, by task
+  or by executor thread.
 * :class:`DecisionTreePanel`: the decision tree, the last decision's path
   highlighted, per-case counts.
 * :class:`LogPanel`: the newest log rows, filtered by kind, case or task.
@@ -14,8 +15,10 @@ itself in a notebook), and recomputes its display in ``panel.refresh()``:
 * :class:`HistoryPanel`: scrub through the log, the queue replayed at each row.
 
 :class:`Dashboard` composes them for one scheduler and keeps them live with a
-single :class:`Refresher` thread (at most ~10 updates per second, a full
-resync every few seconds). See ``docs/widgets.md``.
+single :class:`Refresher` thread: each round renders every panel from one
+moment of the scheduler (a :class:`Scene`), at most ~10 rounds per second, with
+a full resync every few seconds; a :class:`PageWatch` notices when no browser
+page shows the dashboard any more. See ``docs/widgets.md``.
 
 >>> from tempsched_lab import Scheduler, VirtualClock
 >>> from tempsched_lab.widgets import Dashboard
@@ -26,14 +29,16 @@ resync every few seconds). See ``docs/widgets.md``.
 
 from __future__ import annotations
 
-from ._base import FigureRenderer, LogSource, Panel, Part
+from ._base import FigureRenderer, Panel, Part, Stage
 from .controls import ControlsPanel, cancel_text, decision_text, demo_task
 from .dashboard import PANELS, Dashboard, static_html
-from .figures import DecisionTreePanel, TimelinePanel, last_decision
+from .figures import DecisionTreePanel, TimelinePanel
 from .history import HistoryPanel
 from .logview import LogPanel, describe_row, log_table_html
+from .pagewatch import PageWatch, in_voila
 from .queue import QueuePanel, queue_table_html
 from .refresher import Refresher, active_refresher
+from .scene import LogSource, Scene, last_decision
 
 __all__ = [
     "PANELS",
@@ -44,16 +49,20 @@ __all__ = [
     "HistoryPanel",
     "LogPanel",
     "LogSource",
+    "PageWatch",
     "Panel",
     "Part",
     "QueuePanel",
     "Refresher",
+    "Scene",
+    "Stage",
     "TimelinePanel",
     "active_refresher",
     "cancel_text",
     "decision_text",
     "demo_task",
     "describe_row",
+    "in_voila",
     "last_decision",
     "log_table_html",
     "queue_table_html",

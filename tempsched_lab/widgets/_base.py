@@ -1,11 +1,17 @@
-"""Pieces every panel shares: the panel base class, refresh parts, PNG rendering, log reads.
+"""Pieces every panel shares: the panel base class, refresh parts, staged writes, PNG rendering.
 
 A panel owns its widgets and exposes one :attr:`Panel.widget`. Its display is
-computed in :meth:`Panel.refresh`, never in the constructor's callers, so it can
-be tested without a browser. A refresher (:class:`~tempsched_lab.widgets.Refresher`)
-drives panels through their :meth:`Panel.parts`: each part has a cheap change
-key and a minimum interval, so slow parts (plots) are redrawn less often than
-fast ones (HTML tables).
+computed from a :class:`~tempsched_lab.widgets.scene.Scene` (one moment of the
+scheduler) in :meth:`Panel.refresh`, never in its constructor, so it can be
+tested without a browser. A refresher drives panels through their
+:meth:`Panel.parts`: each part has a cheap change key (whatever it shows from
+the scene) and optionally a *drift* key for changes that only follow the clock
+(countdowns, a window sliding with "now"), which may wait ``interval`` seconds.
+
+During a refresher round, panels *stage* their output writes (:meth:`Panel.put`)
+and the refresher applies them all at the end, so the browser receives one
+frame's messages together and never shows half of one frame beside half of
+another.
 """
 
 from __future__ import annotations
@@ -13,9 +19,10 @@ from __future__ import annotations
 import html
 import io
 import math
+import struct
 import threading
-from collections.abc import Callable, Hashable
-from datetime import datetime
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
@@ -23,17 +30,30 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from ..plots import case_color as plots_case_color
+from ..timescale import fmt_duration
+from .scene import LogSource, Scene
 
 if TYPE_CHECKING:
-    from ..queues import QueueSnapshot
     from ..scheduler import Scheduler
 
-__all__ = ["FigureRenderer", "LogSource", "Panel", "Part", "fmt_countdown", "fmt_time"]
+__all__ = [
+    "MIN_TEXT_PX",
+    "FigureRenderer",
+    "Panel",
+    "Part",
+    "Stage",
+    "fmt_countdown",
+    "png_size",
+    "stamp",
+]
 
-#: Values of ``t`` at least this large are read as epoch seconds (a real clock).
-_EPOCH_LIKE = 1e6
+#: The smallest text, in CSS pixels, anywhere in the dashboard (tables and pictures).
+MIN_TEXT_PX = 11.0
+#: Pictures are rendered at this many dots per inch and shown at their natural size.
+DPI = 100
 
 
 def case_color(case: int) -> str:
@@ -64,37 +84,102 @@ def esc(value: Any) -> str:
     return html.escape(str(value))
 
 
-def fmt_time(t: float | None) -> str:
-    """A clock time: seconds with 3 decimals, or local ``HH:MM:SS.mmm`` for epoch-like values.
-
-    >>> fmt_time(2.5), fmt_time(None)
-    ('2.500', '')
-    """
-    if t is None or (isinstance(t, float) and math.isnan(t)):
-        return ""
-    t = float(t)
-    if abs(t) >= _EPOCH_LIKE:
-        return datetime.fromtimestamp(t).strftime("%H:%M:%S.%f")[:-3]
-    return f"{t:.3f}"
-
-
 def fmt_countdown(due: float, now: float) -> str:
-    """How long until ``due``: ``in 1.250 s``, ``due now`` or ``late 0.100 s``.
+    """How long until ``due``: ``in 1.250 s``, ``due now`` or ``late 100.00 ms``.
 
     >>> fmt_countdown(3.25, 2.0), fmt_countdown(2.0, 2.0), fmt_countdown(1.9, 2.0)
-    ('in 1.250 s', 'due now', 'late 0.100 s')
+    ('in 1.250 s', 'due now', 'late 100.00 ms')
     """
     left = due - now
     if abs(left) < 5e-4:
         return "due now"
-    return f"in {left:.3f} s" if left > 0 else f"late {-left:.3f} s"
+    return f"in {fmt_duration(left)}" if left > 0 else f"late {fmt_duration(-left)}"
 
 
 def fmt_period(period: float | None) -> str:
-    """``every 0.5 s`` for a periodic task, ``once`` otherwise."""
+    """``every 0.5 s`` for a periodic task, ``once`` otherwise (as the user gave it)."""
     if period is None or (isinstance(period, float) and math.isnan(period)):
         return "once"
     return f"every {period:g} s"
+
+
+def stamp(scene: Scene, panel: str) -> str:
+    """An invisible marker of the moment a panel's HTML was rendered from.
+
+    Every panel's main text carries one, so a test (or a curious user with the
+    browser's inspector) can check that all panels show the same moment.
+
+    >>> from tempsched_lab import Scheduler, VirtualClock
+    >>> stamp(LogSource(Scheduler(VirtualClock())).scene(), "log")
+    "<span class='tsl-stamp' data-panel='log' data-seq='0' hidden></span>"
+    """
+    return (
+        f"<span class='tsl-stamp' data-panel='{esc(panel)}' data-seq='{scene.seq}' hidden></span>"
+    )
+
+
+# -- staged writes -------------------------------------------------------------------------------
+
+_STAGING = threading.local()
+
+
+class Stage:
+    """Widget writes collected during one refresher round, applied together by :meth:`apply`.
+
+    >>> label = W.HTML("old")
+    >>> with Stage().collect() as stage:
+    ...     Panel.put(label, value="new")
+    ...     label.value
+    'old'
+    >>> stage.apply(), label.value
+    (1, 'new')
+    """
+
+    def __init__(self) -> None:
+        self.writes: dict[int, tuple[W.Widget, dict[str, Any]]] = {}
+
+    def put(self, widget: W.Widget, traits: dict[str, Any]) -> None:
+        """Remember ``traits`` for ``widget`` (later writes of a trait win)."""
+        entry = self.writes.setdefault(id(widget), (widget, {}))
+        entry[1].update(traits)
+
+    @contextmanager
+    def collect(self) -> Iterator[Stage]:
+        """Within the block, :meth:`Panel.put` in this thread stages instead of writing."""
+        before = getattr(_STAGING, "stage", None)
+        _STAGING.stage = self
+        try:
+            yield self
+        finally:
+            _STAGING.stage = before
+
+    def apply(self) -> int:
+        """Write every staged trait (one message per widget); returns how many widgets."""
+        done = 0
+        for widget, traits in self.writes.values():
+            if _closed(widget):
+                continue
+            _write(widget, traits)
+            done += 1
+        self.writes.clear()
+        return done
+
+
+def _closed(widget: W.Widget) -> bool:
+    return getattr(widget, "_tsl_closed", False)
+
+
+def _write(widget: W.Widget, traits: dict[str, Any]) -> None:
+    changed = {k: v for k, v in traits.items() if getattr(widget, k) != v}
+    if not changed:
+        return
+    if len(changed) == 1:
+        ((name, value),) = changed.items()
+        setattr(widget, name, value)
+        return
+    with widget.hold_sync():
+        for name, value in changed.items():
+            setattr(widget, name, value)
 
 
 # -- parts and panels ------------------------------------------------------------------------
@@ -103,23 +188,28 @@ def fmt_period(period: float | None) -> str:
 class Part:
     """One independently refreshed piece of a panel.
 
-    ``key()`` is cheap and changes whenever the display would; ``refresh()``
-    recomputes the display; ``interval`` is the least time between two
-    refreshes by a refresher (0: as often as its rate allows).
+    ``render(scene)`` recomputes the display from a scene; ``key(scene)`` is
+    cheap and changes whenever the display's *content* would (a refresher
+    renders the part in the same round); ``drift(scene)``, optional, changes
+    when only the clock moved the display (countdowns, a sliding window), and
+    such a change waits at least ``interval`` seconds.
     """
 
-    __slots__ = ("interval", "key", "name", "refresh")
+    __slots__ = ("drift", "interval", "key", "name", "render")
 
     def __init__(
         self,
         name: str,
-        refresh: Callable[[], None],
-        key: Callable[[], Hashable],
+        render: Callable[[Scene], None],
+        key: Callable[[Scene], Hashable],
+        *,
+        drift: Callable[[Scene], Hashable] | None = None,
         interval: float = 0.0,
     ) -> None:
         self.name = name
-        self.refresh = refresh
+        self.render = render
         self.key = key
+        self.drift = drift
         self.interval = float(interval)
 
     def __repr__(self) -> str:
@@ -127,12 +217,13 @@ class Part:
 
 
 class Panel:
-    """Base class: a panel owns its widgets, shows them in :attr:`widget`, refreshes on demand.
+    """Base class: a panel owns its widgets, shows them in :attr:`widget`, renders a scene.
 
-    Subclasses create widgets with :meth:`_own` (so :meth:`close` releases them),
-    set :attr:`widget` and return their refresh units from :meth:`parts`.
-    Every refresh runs under the panel's lock, so a button callback (main
-    thread) and the refresher (its own thread) never interleave on one panel.
+    Subclasses create widgets with :meth:`_own` (so :meth:`close` releases
+    them), set :attr:`widget` and build their refresh units in
+    :meth:`_make_parts`. Rendering runs under the panel's lock, so a user
+    action (the kernel's main thread) and the refresher (its own thread) never
+    interleave on one panel. :attr:`shown` is the scene the panel shows.
     """
 
     #: Short name used by dashboards and in CSS classes (``tsl-<name>``).
@@ -147,6 +238,8 @@ class Panel:
         self._owned: list[W.Widget] = []
         self._renderers: list[FigureRenderer] = []
         self._listeners: list[Callable[[], Any]] = []
+        self._parts: list[Part] | None = None
+        self.shown: Scene | None = None
         self.closed = False
 
     # -- building ----------------------------------------------------------------------
@@ -157,46 +250,73 @@ class Panel:
         self._owned.append(widget)
         return widget
 
-    def _renderer(self, figsize: tuple[float, float], dpi: int) -> FigureRenderer:
+    def _renderer(self, figsize: tuple[float, float], dpi: int = DPI) -> FigureRenderer:
         renderer = FigureRenderer(figsize, dpi)
         self._renderers.append(renderer)
         return renderer
 
     def _title(self, text: str) -> W.HTML:
-        return self._own(W.HTML(f"<b style='font-size:1.05em'>{esc(text)}</b>"), "tsl-title")  # type: ignore[no-any-return]
+        title = W.HTML(f"<b style='font-size:14px'>{esc(text)}</b>")
+        return self._own(title, "tsl-title")
 
     def _box(self, children: list[W.Widget], title: str) -> W.VBox:
-        box = W.VBox([self._title(title), *children], layout=W.Layout(margin="0 8px 8px 0"))
-        return self._own(box, "tsl-panel", f"tsl-{self.name}")  # type: ignore[no-any-return]
+        box = W.VBox(
+            [self._title(title), *children],
+            layout=W.Layout(margin="0 8px 8px 0", min_width="0", overflow="hidden"),
+        )
+        return self._own(box, "tsl-panel", f"tsl-{self.name}")
+
+    # -- writing -----------------------------------------------------------------------
+    @staticmethod
+    def put(widget: W.Widget, **traits: Any) -> None:
+        """Write output traits: staged during a refresher round, at once otherwise."""
+        stage: Stage | None = getattr(_STAGING, "stage", None)
+        if stage is not None:
+            stage.put(widget, traits)
+        else:
+            _write(widget, traits)
+
+    def show_png(self, image: W.Image, png: bytes) -> None:
+        """Put PNG bytes in ``image``, shown at exactly their pixel size (never scaled)."""
+        width, height = png_size(png)
+        self.put(image, value=png)
+        self.put(image.layout, width=f"{width}px", height=f"{height}px")
 
     # -- refreshing --------------------------------------------------------------------
-    def parts(self) -> list[Part]:
-        """The panel's refresh units (see :class:`Part`)."""
+    def _make_parts(self) -> list[Part]:
         return []
 
-    def _locked(self, fn: Callable[[], None]) -> Callable[[], None]:
-        def run() -> None:
-            with self._lock:
-                if not self.closed:
-                    fn()
+    def parts(self) -> list[Part]:
+        """The panel's refresh units (see :class:`Part`), the same objects at every call."""
+        if self._parts is None:
+            self._parts = self._make_parts()
+        return self._parts
 
-        run.__name__ = getattr(fn, "__name__", "refresh")
-        return run
-
-    def refresh(self) -> None:
-        """Recompute every part of the display now (synchronously, in this thread)."""
-        for part in self.parts():
-            part.refresh()
+    def refresh(self, scene: Scene | None = None) -> None:
+        """Render every part from ``scene`` (default: a moment taken now), in this thread."""
+        scene = scene if scene is not None else self.source.scene()
+        with self._lock:
+            if self.closed:
+                return
+            for part in self.parts():
+                part.render(scene)
+            self.shown = scene
 
     def display_widgets(self) -> list[W.Widget]:
         """The output-only widgets (HTML, labels, images): safe to re-send at any time."""
         return [w for w in self._owned if isinstance(w, (W.HTML, W.HTMLMath, W.Label, W.Image))]
 
     def on_change(self, callback: Callable[[], Any]) -> None:
-        """Call ``callback()`` after each user action of this panel that changed the scheduler."""
+        """Call ``callback()`` after each user action of this panel (dashboards poke a refresher).
+
+        A panel without listeners refreshes itself after a user action.
+        """
         self._listeners.append(callback)
 
     def _changed(self) -> None:
+        if not self._listeners:
+            self.refresh()
+            return
         for callback in list(self._listeners):
             callback()
 
@@ -212,6 +332,7 @@ class Panel:
             self._renderers.clear()
             self._listeners.clear()
             for widget in reversed(self._owned):
+                widget._tsl_closed = True
                 widget.close()
             self._owned.clear()
 
@@ -224,13 +345,27 @@ class Panel:
 
 
 def image_widget() -> W.Image:
-    """An empty PNG ``Image`` shown at its natural size (never stretched), at most full width."""
-    return W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
+    """An empty PNG ``Image``; :meth:`Panel.show_png` sizes it to its picture's pixels."""
+    return W.Image(format="png", layout=W.Layout(max_width="none", flex="0 0 auto"))
 
 
-def picture_size(design: str) -> tuple[float, float]:
-    """Figure size (inches) for a queue design's picture: the wheel needs a squarer one."""
-    return (5.4, 4.4) if design == "wheel" else (6.4, 2.8)
+def scroller(child: W.Widget) -> W.Box:
+    """A box that scrolls sideways when ``child`` (a picture) is wider than the column."""
+    layout = W.Layout(overflow="auto hidden", max_width="100%", flex="0 0 auto")
+    return W.Box([child], layout=layout)
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """Width and height in pixels of PNG bytes (read from the header).
+
+    >>> r = FigureRenderer((2, 1), dpi=50)
+    >>> png_size(r.render(lambda ax: None))
+    (100, 50)
+    """
+    if png[:8] != b"\x89PNG\r\n\x1a\n" or len(png) < 24:
+        raise ValueError("png: not PNG bytes")
+    width, height = struct.unpack(">II", png[16:24])
+    return int(width), int(height)
 
 
 # -- rendering -------------------------------------------------------------------------------
@@ -239,6 +374,10 @@ def picture_size(design: str) -> tuple[float, float]:
 class FigureRenderer:
     """One reused matplotlib Figure (Agg, no pyplot) that turns drawings into PNG bytes.
 
+    The picture is shown at its natural size, so its pixel size is fixed by
+    ``figsize`` and ``dpi``; no text in it is drawn smaller than
+    :data:`MIN_TEXT_PX` pixels (smaller fonts are raised to that size).
+
     >>> r = FigureRenderer((2, 1), dpi=50)
     >>> png = r.render(lambda ax: ax.plot([0, 1]))
     >>> png[:8] == b"\\x89PNG\\r\\n\\x1a\\n", r.renders
@@ -246,21 +385,104 @@ class FigureRenderer:
     >>> r.close()
     """
 
-    def __init__(self, figsize: tuple[float, float], dpi: int = 72) -> None:
+    def __init__(
+        self, figsize: tuple[float, float], dpi: int = DPI, *, min_text_px: float = MIN_TEXT_PX
+    ) -> None:
         self.figure: Figure | None = Figure(figsize=figsize, dpi=dpi, layout="constrained")
-        FigureCanvasAgg(self.figure)
+        self.canvas: Any = FigureCanvasAgg(self.figure)  # Any: the Agg canvas has no type hints
+        self.min_text_px = min_text_px
+        #: pictures rendered, and how many of them redrew only their changing texts
         self.renders = 0
+        self.text_redraws = 0
+        #: the font sizes (px) raised to the minimum in the last render
+        self.raised: list[float] = []
+        self._reuse: Hashable | None = None
+        self._texts: dict[str, Text] = {}
+        self._background: Any = None
+        self._scratch: Figure | None = None
 
-    def render(self, draw: Callable[[Axes], Any]) -> bytes:
-        """Clear the figure, call ``draw(ax)`` on a fresh Axes, return the PNG bytes."""
+    def resize(self, figsize: tuple[float, float]) -> None:
+        """Change the picture's size in inches (the next render uses it)."""
+        if self.figure is not None and tuple(self.figure.get_size_inches()) != tuple(figsize):
+            self.figure.set_size_inches(figsize, forward=False)
+
+    def render(
+        self,
+        draw: Callable[[Axes], Any],
+        *,
+        reuse: Hashable | None = None,
+        texts: Callable[[Figure], dict[str, Text]] | None = None,
+    ) -> bytes:
+        """Clear the figure, call ``draw(ax)`` on a fresh Axes, return the PNG bytes.
+
+        With ``reuse`` (a key) and ``texts`` (the drawing's changing texts by
+        name): when the last drawing had the same ``reuse`` key, only those
+        texts are redrawn over the last picture's background. The drawing is
+        still built (on a scratch figure: about 25 ms for the decision tree)
+        to read the new texts, but not drawn: redrawing the tree for new counts
+        costs about 60 ms of CPU instead of 190 ms. If the texts do not match
+        by name, everything is drawn again.
+        """
         fig = self.figure
         if fig is None:
             raise RuntimeError("this renderer is closed")
+        if reuse is not None and texts is not None and reuse == self._reuse:
+            png = self._redraw_texts(draw, texts)
+            if png is not None:
+                self.renders += 1
+                self.text_redraws += 1
+                return png
         fig.clear()
         draw(fig.add_subplot())
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
+        self.raised = raise_small_text(fig, self.min_text_px)
+        changing = texts(fig) if texts is not None and reuse is not None else {}
+        for text in changing.values():
+            text.set_animated(True)  # left out of the background
+        canvas = self.canvas
+        canvas.draw()
+        if changing:
+            self._background = canvas.copy_from_bbox(fig.bbox)
+            for text in changing.values():
+                fig.draw_artist(text)
+        self._texts, self._reuse = changing, (reuse if changing else None)
         self.renders += 1
+        return self._png()
+
+    def _redraw_texts(
+        self, draw: Callable[[Axes], Any], texts: Callable[[Figure], dict[str, Text]]
+    ) -> bytes | None:
+        fig = self.figure
+        assert fig is not None
+        if self._scratch is None:  # laid out like the figure, so plots measure the same Axes
+            width, height = (float(x) for x in fig.get_size_inches())
+            self._scratch = Figure(figsize=(width, height), dpi=fig.dpi, layout="constrained")
+        scratch = self._scratch
+        scratch.clear()
+        draw(scratch.add_subplot())
+        new = texts(scratch)
+        if new.keys() != self._texts.keys() or any(
+            new[name].get_text().count("\n") != text.get_text().count("\n")
+            for name, text in self._texts.items()
+        ):
+            return None  # another shape (a title wrapped on one more line): draw it all
+        self.canvas.restore_region(self._background)
+        for name, text in self._texts.items():
+            source = new[name]
+            text.set_text(source.get_text())
+            text.set_color(source.get_color())
+            text.set_fontweight(source.get_fontweight())
+            fig.draw_artist(text)
+        return self._png()
+
+    def _png(self) -> bytes:
+        from PIL import Image  # matplotlib's own PNG writer uses Pillow as well
+
+        canvas = self.canvas
+        image = Image.frombuffer(
+            "RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1
+        )
+        buf = io.BytesIO()
+        image.save(buf, format="png")
         return buf.getvalue()
 
     def close(self) -> None:
@@ -268,67 +490,29 @@ class FigureRenderer:
         if self.figure is not None:
             self.figure.clear()
             self.figure = None
+        self._scratch = None
+        self._background = None
+        self._texts = {}
 
 
-# -- reading the scheduler -------------------------------------------------------------------
+def text_px(text: Text, dpi: float) -> float:
+    """The height of ``text``'s font in pixels at ``dpi``."""
+    return float(text.get_fontsize()) * dpi / 72.0
 
 
-class LogSource:
-    """Shared, cached reads of one scheduler's event log for the panels of a dashboard.
+def raise_small_text(fig: Figure, min_px: float) -> list[float]:
+    """Raise every visible text of ``fig`` smaller than ``min_px`` pixels to that size.
 
-    :meth:`frame` builds the log's DataFrame at most once per new row count,
-    however many panels ask for it in one refresh.
-
-    >>> from tempsched_lab import Scheduler, VirtualClock
-    >>> s = Scheduler(VirtualClock())
-    >>> src = LogSource(s)
-    >>> _ = s.schedule(print, at=1.0)
-    >>> src.version, len(src.frame()), src.frame() is src.frame()
-    (1, 1, True)
+    Returns the sizes (px) that were raised, so a test can tell when a plot
+    draws text too small for its default size.
     """
-
-    def __init__(self, scheduler: Scheduler) -> None:
-        self.scheduler = scheduler
-        self._lock = threading.Lock()
-        self._frame: pd.DataFrame | None = None
-        self._frame_version = -2
-        self._snapshot: QueueSnapshot | None = None
-        self._snapshot_version = -2
-
-    @property
-    def version(self) -> int:
-        """Rows ever recorded (``log.next_seq``); -1 when logging is off."""
-        log = self.scheduler.log
-        return log.next_seq if log.enabled else -1
-
-    @property
-    def first_seq(self) -> int:
-        """``seq`` of the oldest row kept (above 0 when a bounded log dropped rows)."""
-        return self.scheduler.log.dropped
-
-    def frame(self) -> pd.DataFrame:
-        """The event log as a DataFrame (cached until a new row arrives)."""
-        with self._lock:
-            version = self.version
-            if self._frame is None or version != self._frame_version:
-                self._frame = self.scheduler.log.to_frame()
-                self._frame_version = version
-            return self._frame
-
-    def snapshot(self) -> QueueSnapshot:
-        """The queue's snapshot, cached until a new row arrives.
-
-        Every change of the queue (schedule, dispatch, cancel, drop) is a log
-        row, so with logging on the row count is a complete change marker.
-        Without a log, a fresh snapshot is taken each time.
-        """
-        with self._lock:
-            version = self.version
-            if self._snapshot is None or version < 0 or version != self._snapshot_version:
-                self._snapshot = self.scheduler.snapshot()
-                self._snapshot_version = version
-            return self._snapshot
-
-    def tail(self, n: int) -> pd.DataFrame:
-        """The last ``n`` rows, without building the whole frame."""
-        return self.scheduler.log.tail(n)
+    dpi = float(fig.dpi)
+    raised = []
+    for text in fig.findobj(Text):
+        if not text.get_visible() or not text.get_text():
+            continue
+        px = text_px(text, dpi)
+        if px < min_px - 1e-6:
+            raised.append(px)
+            text.set_fontsize(min_px * 72.0 / dpi)
+    return raised

@@ -13,10 +13,12 @@ from ..clock import VirtualClock
 from ..decision import Case, Decision
 from ..scheduler import PastTimeError, SchedulerClosedError
 from ..task import CancelResult
-from ._base import LogSource, Panel, Part, esc, fmt_countdown, fmt_time
+from ..timescale import TimeScale
+from ._base import Panel, Part, esc, fmt_countdown, stamp
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
+    from .scene import LogSource, Scene
 
 __all__ = ["ControlsPanel", "cancel_text", "decision_text", "demo_task", "parse_args"]
 
@@ -51,14 +53,19 @@ def parse_args(text: str) -> tuple[Any, ...]:
     return tuple(value)
 
 
-def decision_text(decision: Decision, now: float | None = None) -> str:
+def decision_text(
+    decision: Decision, now: float | None = None, scale: TimeScale | None = None
+) -> str:
     """A schedule decision in words: what the scheduler did and why (the case's teaching text).
+
+    Times are written in ``scale``'s language (default: seconds since 0).
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> s = Scheduler(VirtualClock())
     >>> print(decision_text(s.schedule_decision(print, at=1.0)))  # doctest: +ELLIPSIS
-    <div class='tsl-decision-text' ...><b>Case 2, nothing scheduled:</b> task #0 is queued, ...
-    """
+    <div class='tsl-decision-text' ...><b>Case 2, nothing scheduled:</b> task #0 is queued, due t = 1.000 s...
+    """  # noqa: E501
+    scale = scale if scale is not None else TimeScale(0.0)
     case = decision.case
     if case is Case.PAST:
         what = "the request is rejected"
@@ -67,12 +74,12 @@ def decision_text(decision: Decision, now: float | None = None) -> str:
     else:
         what = f"task #{decision.task_id} is queued"
         if not math.isnan(decision.due):
-            what += f", due {fmt_time(decision.due)}"
+            what += f", due {scale.at(decision.due)}"
             if now is not None:
                 what += f" ({fmt_countdown(decision.due, now)})"
     head = (
-        f"head before {fmt_time(decision.head_before) or 'none'}, "
-        f"after {fmt_time(decision.head_after) or 'none'}"
+        f"head before {scale.text(decision.head_before) or 'none'}, "
+        f"after {scale.text(decision.head_after) or 'none'}"
     )
     woke = "; the worker was woken" if decision.woke_worker else ""
     return (
@@ -111,18 +118,44 @@ def _error_text(title: str, exc: BaseException) -> str:
     )
 
 
+def _after(seq: int) -> str:
+    """An invisible marker: the rows of the action just taken all have ``seq`` below this."""
+    return f"<span class='tsl-after' data-seq='{seq}' hidden></span>"
+
+
+def parse_delay(text: str) -> float:
+    """Seconds typed in the form (``"2"``, ``"2.5 s"``).
+
+    >>> parse_delay(" 2.5 s")
+    2.5
+    """
+    cleaned = text.strip().removesuffix("s").strip()
+    try:
+        return float(cleaned)
+    except ValueError:
+        raise ValueError(f"delay={text!r}: expected a number of seconds, e.g. 2.5") from None
+
+
 class ControlsPanel(Panel):
     """Buttons and a form to drive the scheduler, with each decision explained in words.
 
     * Under a :class:`~tempsched_lab.VirtualClock`: **step** (fire the next due
       group), **advance** by a chosen amount, **play** at a chosen rate and **pause**.
-    * Under any clock: schedule a demo task (after a delay or at a time, with a
-      label, arguments and an optional period) and cancel a task by ID.
+    * Under any clock: schedule a demo task (after a delay, or at a time written
+      in the dashboard's time language: ``12.5`` seconds since start, or
+      ``HH:MM:SS`` in wall style), with a label, arguments and an optional
+      period, and cancel a task by ID.
+
+    Choosing *at time* pre-fills the box ``at_lead`` seconds ahead, rounded up
+    to a whole second, and scheduling leaves it as it is: clicking **schedule**
+    twice asks for the very same time, so the second request is a duplicate
+    (case 5 or 7) even on a real clock.
 
     The outcome of the last action is in :attr:`result` (HTML) and, for a
     schedule, in :attr:`last_decision`. Callbacks only call the scheduler and
-    write this panel's widgets, then notify :meth:`on_change` listeners (a
-    dashboard pokes its refresher).
+    write this panel's result, then notify :meth:`on_change` listeners (a
+    dashboard pokes its refresher, whose next round shows the effect in every
+    panel from one moment).
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> clock = VirtualClock()
@@ -140,13 +173,22 @@ class ControlsPanel(Panel):
 
     name = "controls"
 
-    def __init__(self, scheduler: Scheduler, *, source: LogSource | None = None) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        *,
+        source: LogSource | None = None,
+        at_lead: float | None = None,
+        clock_every: float = 0.25,
+    ) -> None:
         super().__init__(scheduler, source=source)
         self.clock = scheduler.clock
         self.virtual = isinstance(self.clock, VirtualClock)
+        self.at_lead = float(at_lead if at_lead is not None else (1.0 if self.virtual else 10.0))
+        self.clock_every = clock_every
         self.last_decision: Decision | None = None
         self.last_cancel: CancelResult | None = None
-        narrow = W.Layout(width="180px")
+        narrow = W.Layout(width="190px")
         button = W.Layout(width="auto")
         self.status: W.HTML = self._own(W.HTML("<i>(not refreshed yet)</i>"), "tsl-controls-status")
         rows: list[W.Widget] = [self.status]
@@ -184,12 +226,12 @@ class ControlsPanel(Panel):
             W.ToggleButtons(
                 options=[("delay", "delay"), ("at time", "at")],
                 value="delay",
-                style={"button_width": "70px"},
+                style={"button_width": "80px"},
             ),
             "tsl-mode",
         )
-        self.when: W.FloatText = self._own(
-            W.FloatText(value=1.0, description="seconds", layout=narrow), "tsl-when"
+        self.when: W.Text = self._own(
+            W.Text(value="1", description="seconds", layout=narrow), "tsl-when"
         )
         self.label: W.Text = self._own(
             W.Text(value="demo", description="label", layout=narrow), "tsl-label"
@@ -212,27 +254,32 @@ class ControlsPanel(Panel):
             W.Button(description="cancel", button_style="warning", layout=button), "tsl-cancel"
         )
         self.result: W.HTML = self._own(
-            W.HTML("<i>no action yet</i>", layout=W.Layout(max_width="420px")), "tsl-decision"
+            W.HTML("<i>no action yet</i>", layout=W.Layout(max_width="460px")), "tsl-decision"
         )
         for control in (self.when, self.label, self.args, self.period, self.cancel_id):
-            control.style.description_width = "60px"
+            control.style.description_width = "64px"
         if self.virtual:
-            self.amount.style.description_width = "60px"
-            self.rate.style.description_width = "60px"
+            self.amount.style.description_width = "64px"
+            self.rate.style.description_width = "64px"
         self.schedule_button.on_click(self._on_schedule)
         self.cancel_button.on_click(self._on_cancel)
         self.mode.observe(self._on_mode, names="value")
         rows += [
             self.mode,
-            self._own(W.HBox([self.when, self.label])),
-            self._own(W.HBox([self.args, self.period])),
+            self._own(W.HBox([self.when, self.label], layout=W.Layout(flex_flow="row wrap"))),
+            self._own(W.HBox([self.args, self.period], layout=W.Layout(flex_flow="row wrap"))),
             self._own(W.HBox([self.schedule_button])),
             self._own(W.HBox([self.cancel_id, self.cancel_button])),
             self.result,
         ]
         self.widget = self._box(rows, "Controls")
 
-    # -- callbacks (short: one scheduler call, then this panel's widgets) ---------------------
+    @property
+    def scale(self) -> TimeScale:
+        """The time language of the form and the texts."""
+        return self.scheduler.time_scale
+
+    # -- callbacks (short: one scheduler call, then this panel's result) ----------------------
     def _on_step(self, _button: Any = None) -> None:
         self._clock_action(lambda: self.clock.step(), "step")  # type: ignore[attr-defined]
 
@@ -253,13 +300,26 @@ class ControlsPanel(Panel):
             self._clock_action(lambda: setattr(clock, "rate", float(change["new"])), "rate")
 
     def _on_mode(self, change: Any) -> None:
-        self.when.description = "seconds" if change["new"] == "delay" else "time"
         if change["new"] == "at":
-            self.when.value = round(self.clock.now() + 1.0, 3)
+            self.when.description = "time"
+            self.prefill_at()
         else:
-            self.when.value = 1.0
+            self.when.description = "seconds"
+            self.when.value = "1"
+
+    def prefill_at(self) -> str:
+        """Put ``at_lead`` seconds from now, rounded up to a whole second, in the time box."""
+        scale = self.scale
+        target = self.clock.now() + self.at_lead
+        if scale.style == "wall":
+            target = math.ceil(target)
+        else:
+            target = scale.abs(math.ceil(scale.rel(target) - 1e-9))
+        self.when.value = scale.number(target)
+        return str(self.when.value)
 
     def _clock_action(self, action: Any, what: str) -> None:
+        scale = self.scale
         try:
             value = action()
         except Exception as exc:
@@ -267,16 +327,14 @@ class ControlsPanel(Panel):
         else:
             extra = ""
             if what == "step":
-                extra = " (nothing pending)" if value is None else f" to {fmt_time(value)}"
+                extra = " (nothing pending)" if value is None else f" to {scale.text(value)}"
             self.result.value = (
                 f"<div class='tsl-clock-text'><b>{esc(what)}</b>{esc(extra)}: "
-                f"now = {fmt_time(self.clock.now())}</div>"
+                f"now {esc(scale.at(self.clock.now()))}</div>" + _after(self.source.version)
             )
-        self.refresh()
         self._changed()
 
-    def _on_schedule(self, _button: Any = None) -> None:
-        when = float(self.when.value)
+    def _request(self) -> dict[str, Any]:
         period = float(self.period.value) or None
         request: dict[str, Any] = {
             "label": self.label.value.strip() or None,
@@ -284,11 +342,14 @@ class ControlsPanel(Panel):
             "period": period,
         }
         if self.mode.value == "delay":
-            request["delay"] = when
+            request["delay"] = parse_delay(self.when.value)
         else:
-            request["at"] = when
+            request["at"] = self.scale.parse(self.when.value)
+        return request
+
+    def _on_schedule(self, _button: Any = None) -> None:
         try:
-            decision = self.scheduler.schedule_decision(demo_task, **request)
+            decision = self.scheduler.schedule_decision(demo_task, **self._request())
         except PastTimeError as exc:
             decision = exc.decision
         except (ValueError, TypeError, SchedulerClosedError) as exc:
@@ -296,10 +357,11 @@ class ControlsPanel(Panel):
             self._changed()
             return
         self.last_decision = decision
-        self.result.value = decision_text(decision, self.clock.now())
+        self.result.value = decision_text(decision, self.clock.now(), self.scale) + _after(
+            self.source.version
+        )
         if decision.task_id is not None:
             self.cancel_id.value = decision.task_id
-        self.refresh()
         self._changed()
 
     def _on_cancel(self, _button: Any = None) -> None:
@@ -310,21 +372,17 @@ class ControlsPanel(Panel):
             self.result.value = _error_text("cancel", exc)
         else:
             self.last_cancel = result
-            self.result.value = cancel_text(task_id, result)
-        self.refresh()
+            self.result.value = cancel_text(task_id, result) + _after(self.source.version)
         self._changed()
 
     # -- display -----------------------------------------------------------------------
-    def refresh(self) -> None:
-        """Recompute the status line (clock, rate, pending tasks, log rows)."""
-        with self._lock:
-            if self.closed:
-                return
-            self.status.value = self._status_html()
+    def render(self, scene: Scene) -> None:
+        """Recompute the status line (clock, rate, pending tasks, log rows) from ``scene``."""
+        self.put(self.status, value=stamp(scene, self.name) + self._status_html(scene))
 
-    def _status_html(self) -> str:
+    def _status_html(self, scene: Scene) -> str:
         clock = self.clock
-        s = self.scheduler
+        scale = scene.scale
         if self.virtual:
             rate = clock.rate  # type: ignore[attr-defined]
             mode = f"playing at {rate:g}×" if rate > 0 else "paused (step it)"
@@ -334,23 +392,36 @@ class ControlsPanel(Panel):
             kind = "virtual clock"
         else:
             mode, kind = "running", "real clock"
-        state = "shut down" if s.closed else f"{s.pending} pending, {s.running} running"
-        rows = self.source.version
+        if scene.closed:
+            state = "<b class='tsl-shut'>scheduler shut down</b>"
+        else:
+            state = f"{scene.moment.pending} pending, {len(scene.moment.running)} running"
+        rows = scene.seq if scene.logging else 0
         return (
             f"<div class='tsl-status'>{kind}, {mode} · now "
-            f"<b class='tsl-now'>{fmt_time(clock.now())}</b> · {state} · "
-            f"{max(rows, 0)} log rows · next {self._next_text()}</div>"
+            f"<b class='tsl-now'>{esc(scale.text(scene.now))}</b> · {state} · "
+            f"<span class='tsl-rows'>{rows} log rows</span> · next {self._next_text(scene)}</div>"
         )
 
-    def _next_text(self) -> str:
-        head = self.source.snapshot().head_time
+    def _next_text(self, scene: Scene) -> str:
+        head = scene.queue.head_time
         if head is None:
             return "—"
-        return f"{fmt_time(head)} ({fmt_countdown(head, self.clock.now())})"
+        return f"{esc(scene.scale.text(head))} ({fmt_countdown(head, scene.now)})"
 
-    def _key(self) -> Hashable:
-        rate = getattr(self.clock, "rate", None)
-        return (self.source.version, round(self.clock.now(), 2), rate, self.scheduler.closed)
+    def _key(self, scene: Scene) -> Hashable:
+        return (scene.seq, scene.closed, getattr(self.clock, "rate", None), scene.scale.style)
 
-    def parts(self) -> list[Part]:
-        return [Part("controls", self.refresh, self._key)]
+    def _now_key(self, scene: Scene) -> Hashable:
+        return scene.now
+
+    def _make_parts(self) -> list[Part]:
+        return [
+            Part(
+                "controls",
+                self.render,
+                self._key,
+                drift=self._now_key,
+                interval=self.clock_every,
+            )
+        ]

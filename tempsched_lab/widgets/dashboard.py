@@ -8,23 +8,32 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as W
 from ipywidgets.embed import dependency_state, embed_minimal_html
 
-from ._base import LogSource, Panel
+from ._base import Panel
 from .controls import ControlsPanel
 from .figures import DecisionTreePanel, TimelinePanel
 from .history import HistoryPanel
 from .logview import LogPanel
+from .pagewatch import PageWatch, in_voila
 from .queue import QueuePanel
 from .refresher import Refresher
+from .scene import LogSource
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
 
 __all__ = ["PANELS", "Dashboard", "static_html"]
+
+PageClose = Literal["auto", "shutdown", "pause", "ignore"]
+_PAGE_CLOSE = ("auto", "shutdown", "pause", "ignore")
+
+#: How wide each panel wants to be (CSS flex-basis): two panels share a row when the
+#: page is wide enough for both (about 1000 px and up), else each takes the full width.
+_BASIS = {"controls": "440px", "queue": "560px", "tree": "720px", "log": "440px"}
 
 #: Panel names, in display order, and their classes.
 PANELS: dict[str, type[Panel]] = {
@@ -45,18 +54,37 @@ class Dashboard:
     controls step, advance or play it). Display it as the last expression of a
     cell, or ``display(dashboard)``; the cell returns at once.
 
+    Every round of its refresher renders all panels from one moment of the
+    scheduler (:meth:`Scheduler.moment <tempsched_lab.Scheduler.moment>`), so
+    the panels never disagree; every time is written in the scheduler's time
+    language (:attr:`Scheduler.time_scale <tempsched_lab.Scheduler.time_scale>`).
+
     Creating a new dashboard for the same scheduler (a re-run cell) closes the
     old one, so there is never more than one refresher per scheduler.
+
+    The dashboard notices when no browser page shows it any more (a hidden
+    ping-pong widget, :class:`~tempsched_lab.widgets.pagewatch.PageWatch`):
+
+    * ``on_page_close="shutdown"``: close the dashboard and shut the scheduler
+      down (``wait=False``) within ``page_timeout`` seconds. The default under
+      Voila, where the kernel exists for that page alone.
+    * ``"pause"``: stop rendering until a page answers again (the default
+      elsewhere: a closed JupyterLab tab costs no CPU, and the scheduler, which
+      is yours, goes on).
+    * ``"ignore"``: no watch.
 
     Args:
         scheduler: the scheduler to show.
         panels: which panels, by name (see :data:`PANELS`); all by default.
         max_rate: refresh rounds per second at most.
+        cpu_budget: share of one core the refresher spends rendering, on average.
         resync_every: seconds between full re-sends of the output widgets.
         clock: time source of the refresher (injectable for tests).
         autostart: start the refresher thread now; with ``False`` call
             :meth:`refresh` (or ``dashboard.refresher.tick()``) yourself.
         stop_after: the refresher stops by itself after this many seconds.
+        on_page_close: ``"auto"``, ``"shutdown"``, ``"pause"`` or ``"ignore"`` (above).
+        page_timeout: seconds without an answer from any page before it counts as closed.
         title: heading shown above the panels.
         options: keyword arguments per panel, e.g. ``{"queue": {"max_points": 5}}``.
 
@@ -81,10 +109,13 @@ class Dashboard:
         *,
         panels: Sequence[str] | None = None,
         max_rate: float = 10.0,
+        cpu_budget: float = 0.35,
         resync_every: float | None = 3.0,
         clock: Callable[[], float] = time.monotonic,
         autostart: bool = True,
         stop_after: float | None = None,
+        on_page_close: PageClose = "auto",
+        page_timeout: float = 5.0,
         title: str | None = "tempsched_lab dashboard",
         options: dict[str, dict[str, Any]] | None = None,
     ) -> None:
@@ -92,22 +123,34 @@ class Dashboard:
         unknown = [n for n in names if n not in PANELS]
         if unknown:
             raise ValueError(f"panels={unknown!r}: unknown; expected some of {list(PANELS)}")
+        if on_page_close not in _PAGE_CLOSE:
+            raise ValueError(f"on_page_close={on_page_close!r}: expected one of {_PAGE_CLOSE}")
+        if on_page_close == "auto":
+            on_page_close = "shutdown" if in_voila() else "pause"
+        self.on_page_close: PageClose = on_page_close
         options = options or {}
         self.scheduler = scheduler
         self.source = LogSource(scheduler)
         self.closed = False
         self.panels: dict[str, Panel] = {
-            name: PANELS[name](scheduler, source=self.source, **options.get(name, {}))  # type: ignore[call-arg]
+            name: PANELS[name](scheduler, source=self.source, **options.get(name, {}))
             for name in PANELS
             if name in names
         }
+        self.watch: PageWatch | None = None
+        if on_page_close != "ignore":
+            self.watch = PageWatch(every=min(1.0, page_timeout / 4), timeout=page_timeout)
         self.refresher = Refresher(
             self.panels.values(),
             scheduler=scheduler,
+            source=self.source,
             max_rate=max_rate,
+            cpu_budget=cpu_budget,
             resync_every=resync_every,
             clock=clock,
             stop_after=stop_after,
+            watch=self.watch,
+            on_page_gone=self._page_gone if on_page_close == "shutdown" else None,
             on_replaced=self.close,
         )
         for panel in self.panels.values():
@@ -131,19 +174,26 @@ class Dashboard:
 
     def _layout(self) -> W.VBox:
         p = {name: panel.widget for name, panel in self.panels.items()}
-        wrap = W.Layout(flex_flow="row wrap", align_items="flex-start")
+        for name, basis in _BASIS.items():
+            if name in p:
+                p[name].layout.flex = f"1 1 {basis}"
         rows: list[W.Widget] = [self.header]
-        top = [p[n] for n in ("controls", "queue") if n in p]
-        if top:
-            rows.append(W.HBox(top, layout=wrap))
-        if "timeline" in p:
-            rows.append(p["timeline"])
-        middle = [p[n] for n in ("tree", "log") if n in p]
-        if middle:
-            rows.append(W.HBox(middle, layout=wrap))
-        if "history" in p:
-            rows.append(p["history"])
-        return W.VBox(rows)
+        for pair in (("controls", "queue"), ("timeline",), ("tree", "log"), ("history",)):
+            shown = [p[n] for n in pair if n in p]
+            if len(shown) == 2:
+                row = W.HBox(shown, layout=W.Layout(flex_flow="row wrap", align_items="flex-start"))
+                row.add_class("tsl-row")
+                rows.append(row)
+            elif shown:
+                rows.append(shown[0])
+        if self.watch is not None:
+            rows.append(self.watch.widget)
+        return W.VBox(rows, layout=W.Layout(max_width="100%"))
+
+    def _page_gone(self) -> None:
+        """No page answered for ``page_timeout`` s: close, and shut the scheduler down."""
+        self.close()
+        self.scheduler.shutdown(wait=False)
 
     # -- refreshing and releasing ---------------------------------------------------------------
     def refresh(self) -> int:
@@ -160,6 +210,8 @@ class Dashboard:
             panel.close()
         for widget in self._containers():
             widget.close()
+        if self.watch is not None:
+            self.watch.close()
 
     def _containers(self) -> list[W.Widget]:
         out: list[W.Widget] = [self.header]
@@ -188,7 +240,8 @@ class Dashboard:
         """
         if self.closed:
             raise RuntimeError("this dashboard is closed")
-        self.refresh()
+        if not self._up_to_date():
+            self.refresh()
         path = Path(path)
         page_title = title or "tempsched_lab dashboard"
         fallback = static_html(self.widget)
@@ -202,6 +255,16 @@ class Dashboard:
             requirejs=False,
         )
         return path
+
+    def _up_to_date(self) -> bool:
+        scene = self.refresher.scene
+        s = self.scheduler
+        return (
+            scene is not None
+            and scene.seq == self.source.version
+            and scene.now == s.clock.now()
+            and scene.closed == s.closed
+        )
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else repr(self.refresher)

@@ -1,47 +1,79 @@
 """Panels that show plots as PNG images: the timeline and the decision tree.
 
 Each panel owns one reused matplotlib ``Figure`` (Agg, no pyplot) and puts the
-PNG bytes into an ``ipywidgets.Image``: fewer messages than an interactive
-canvas, testable without a front end, and embeddable in a static export.
+PNG bytes into an ``ipywidgets.Image`` shown at its natural pixel size: fewer
+messages than an interactive canvas, testable without a front end, and
+embeddable in a static export.
 """
 
 from __future__ import annotations
 
+import inspect
+import math
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as W
-import pandas as pd
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from ..decision import Case
 from ..plots import plot_decision_tree, plot_timeline
-from ._base import LogSource, Panel, Part, esc, fmt_time, image_widget
+from ._base import Panel, Part, esc, image_widget, scroller, stamp
+from .scene import case_counts_of, last_decision
 
 if TYPE_CHECKING:
-    from ..scheduler import Scheduler
+    import pandas as pd
+    from matplotlib.axes import Axes
 
-__all__ = ["DecisionTreePanel", "TimelinePanel", "last_decision"]
+    from ..scheduler import Scheduler
+    from .scene import LogSource, Scene
+
+__all__ = ["DecisionTreePanel", "TimelinePanel", "case_counts_of", "last_decision"]
+
+Lanes = Literal["task", "thread"]
+
+#: The keyword arguments this version of ``plot_timeline`` takes (newer ones add
+#: ``window``, ``lanes`` and ``time_scale``; the panel uses them when present).
+_TIMELINE_ARGS = frozenset(inspect.signature(plot_timeline).parameters)
+
+
+def timeline_supports(name: str) -> bool:
+    """Whether :func:`~tempsched_lab.plots.plot_timeline` takes the keyword ``name``."""
+    return name in _TIMELINE_ARGS
 
 
 class TimelinePanel(Panel):
-    """The task timeline (:func:`tempsched_lab.plots.plot_timeline`) with a "now" line.
+    """The task timeline (:func:`tempsched_lab.plots.plot_timeline`) in a window that follows now.
+
+    The picture shows the last ``window`` seconds up to the scene's "now" (a
+    sliding window), or the whole run with ``window=0``. **pause** freezes the
+    window where it is (new runs inside it still appear); **lanes** switches
+    between one lane per task and one lane per executor thread (which worker
+    ran what, when: the Gantt view of CPU-scheduling courses). Lanes beyond
+    ``max_lanes`` are aggregated by the plot, which says so.
 
     Args:
         scheduler: the scheduler to show.
-        source: a shared :class:`~tempsched_lab.widgets.LogSource`.
-        interval: least seconds between two redraws by a refresher.
-        max_lanes: the most task lanes drawn one by one.
-        figsize, dpi: size of the image.
+        source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
+        window: seconds shown, ending at now (0: everything). Default: 30 s
+            on a real clock, everything on a virtual one.
+        lanes: ``"task"`` or ``"thread"``.
+        max_lanes: the most lanes drawn one by one.
+        slide_every: least seconds between two redraws when only "now" moved.
+        width: picture width in inches (shown at 100 dpi, unscaled); the
+            height follows the number of lanes.
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> clock = VirtualClock()
     >>> s = Scheduler(clock)
     >>> _ = s.schedule(len, at=1.0, args=("ab",))
     >>> _ = clock.step()
-    >>> panel = TimelinePanel(s)
+    >>> panel = TimelinePanel(s, window=30)
     >>> panel.refresh()
-    >>> panel.image.value[:4] == b"\\x89PNG"
-    True
+    >>> panel.image.value[:4] == b"\\x89PNG", "30 s window" in panel.caption.value
+    (True, True)
     >>> panel.close()
     """
 
@@ -52,73 +84,181 @@ class TimelinePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
-        interval: float = 1.0,
-        max_lanes: int = 24,
-        figsize: tuple[float, float] = (10.0, 3.6),
-        dpi: int = 80,
+        window: float | None = None,
+        lanes: Lanes = "task",
+        max_lanes: int = 16,
+        slide_every: float = 1.0,
+        width: float = 8.4,
     ) -> None:
         super().__init__(scheduler, source=source)
-        self.interval = interval
+        if lanes not in ("task", "thread"):
+            raise ValueError(f"lanes={lanes!r}: expected 'task' or 'thread'")
+        if window is None:  # a real clock runs on; a virtual run is short: show all of it
+            window = 0.0 if scheduler.clock.virtual else 30.0
+        if not (isinstance(window, (int, float)) and window >= 0 and math.isfinite(window)):
+            raise ValueError(f"window={window!r}: expected seconds >= 0 (0: the whole run)")
+        if isinstance(max_lanes, bool) or not isinstance(max_lanes, int) or max_lanes < 2:
+            raise ValueError(f"max_lanes={max_lanes!r}: expected an int >= 2")
         self.max_lanes = max_lanes
-        self._fig = self._renderer(figsize, dpi)
+        self.slide_every = slide_every
+        self.width = width
+        self.paused_at: float | None = None
+        self._fig = self._renderer((width, 3.4))
+        self.window: W.BoundedFloatText = self._own(
+            W.BoundedFloatText(
+                value=float(window),
+                min=0.0,
+                max=86_400.0,
+                step=5.0,
+                description="window (s)",
+                tooltip="seconds shown, ending at now; 0 shows the whole run",
+                layout=W.Layout(width="170px"),
+            ),
+            "tsl-timeline-window",
+        )
+        self.window.style.description_width = "75px"
+        self.pause: W.ToggleButton = self._own(
+            W.ToggleButton(
+                value=False,
+                description="pause",
+                tooltip="freeze the window where it is; the other panels go on",
+                layout=W.Layout(width="auto"),
+            ),
+            "tsl-timeline-pause",
+        )
+        self.lanes: W.ToggleButtons = self._own(
+            W.ToggleButtons(
+                options=[("by task", "task"), ("by thread", "thread")],
+                value=lanes,
+                tooltips=["one lane per task", "one lane per executor thread (who ran what)"],
+                style={"button_width": "80px"},
+            ),
+            "tsl-timeline-lanes",
+        )
+        if not timeline_supports("lanes"):  # an older plots module: task lanes only
+            self.lanes.value = "task"
+            self.lanes.disabled = True
+        self.caption: W.HTML = self._own(W.HTML(), "tsl-timeline-caption")
         self.image: W.Image = self._own(image_widget(), "tsl-timeline-image")
-        self.widget = self._box([self.image], "Timeline")
+        for control in (self.window, self.lanes):
+            control.observe(self._on_option, names="value")
+        self.pause.observe(self._on_pause, names="value")
+        tools = self._own(
+            W.HBox(
+                [self.window, self.pause, self.lanes],
+                layout=W.Layout(flex_flow="row wrap", align_items="center"),
+            )
+        )
+        self.widget = self._box([tools, self.caption, self._own(scroller(self.image))], "Timeline")
 
     @property
     def figure(self) -> Any:
         """The reused matplotlib Figure (``None`` once closed)."""
         return self._fig.figure
 
-    def refresh(self) -> None:
-        """Redraw the timeline up to the clock's current time."""
-        with self._lock:
-            if self.closed:
-                return
-            frame = self.source.frame()
-            now = self.scheduler.clock.now()
-            self.image.value = self._fig.render(
-                lambda ax: plot_timeline(frame, ax=ax, now=now, max_lanes=self.max_lanes)
+    # -- user actions ------------------------------------------------------------------
+    def _on_option(self, _change: Any) -> None:
+        self._changed()
+
+    def _on_pause(self, change: Any) -> None:
+        shown = self.shown
+        self.paused_at = (shown.now if shown is not None else None) if change["new"] else None
+        self.pause.description = "resume" if change["new"] else "pause"
+        self._changed()
+
+    # -- what to draw ------------------------------------------------------------------
+    def span(self, scene: Scene) -> tuple[float, float] | None:
+        """The clock interval shown, ``(start, end)``, or None for the whole run.
+
+        The window ends at now (or where it was paused); while the scheduler
+        is younger than the window, it starts at the clock's origin instead, so
+        "now" walks from left to right before the window starts sliding.
+        """
+        seconds = float(self.window.value or 0.0)
+        if seconds <= 0:
+            return None
+        end = self.paused_at if self.paused_at is not None else scene.now
+        origin = scene.scale.origin
+        if end - seconds < origin:
+            return (origin, origin + seconds)
+        return (end - seconds, end)
+
+    def _lanes_wanted(self, frame: pd.DataFrame, lanes: str) -> int:
+        if not len(frame):
+            return 1
+        if lanes == "thread":
+            starts = frame["kind"].to_numpy() == "start"
+            return max(int(frame.loc[starts, "thread"].nunique()), 1)
+        return int(frame["task_id"].nunique()) + 1
+
+    def _draw(self, ax: Axes, scene: Scene, frame: pd.DataFrame) -> None:
+        span = self.span(scene)
+        lanes = str(self.lanes.value)
+        kwargs: dict[str, Any] = {"ax": ax, "now": scene.now, "max_lanes": self.max_lanes}
+        if timeline_supports("time_scale"):
+            kwargs["time_scale"] = scene.scale
+        if timeline_supports("lanes"):
+            kwargs["lanes"] = lanes
+        if span is not None and timeline_supports("window"):
+            kwargs["window"] = span  # (start, end): also right while the scheduler is young
+        plot_timeline(frame, **kwargs)
+        if span is not None and not timeline_supports("window"):
+            _set_window(ax, frame, span)  # an older plots module: cut the axis here
+
+    def render(self, scene: Scene) -> None:
+        """Redraw the timeline from the rows before ``scene``'s moment, in the window."""
+        frame = scene.frame()
+        lanes = str(self.lanes.value)
+        rows = min(self._lanes_wanted(frame, lanes), self.max_lanes + 1)
+        # about 0.26 in (26 px) per lane keeps the lane labels at least 11 px apart
+        self._fig.resize((self.width, float(np.clip(1.5 + 0.26 * rows, 3.0, 7.5))))
+        png = self._fig.render(lambda ax: self._draw(ax, scene, frame))
+        self.show_png(self.image, png)
+        self.put(self.caption, value=stamp(scene, self.name) + self._caption(scene, lanes))
+
+    def _caption(self, scene: Scene, lanes: str) -> str:
+        scale = scene.scale
+        span = self.span(scene)
+        if span is None:
+            shown = f"the whole run up to {scale.at(scene.now)}"
+        elif self.paused_at is not None:
+            shown = f"paused: {scale.text(span[0])} to {scale.text(span[1])}"
+        else:
+            shown = f"{span[1] - span[0]:g} s window, now {scale.at(scene.now)}"
+        by = "one lane per executor thread" if lanes == "thread" else "one lane per task"
+        return f"<div class='tsl-timeline-text' style='color:#444'>{esc(shown)} · {esc(by)}</div>"
+
+    def _key(self, scene: Scene) -> Hashable:
+        return (
+            scene.seq,
+            scene.scale.style,
+            self.window.value,
+            self.lanes.value,
+            self.paused_at,
+        )
+
+    def _now_key(self, scene: Scene) -> Hashable:
+        return None if self.paused_at is not None else scene.now
+
+    def _make_parts(self) -> list[Part]:
+        return [
+            Part(
+                "timeline",
+                self.render,
+                self._key,
+                drift=self._now_key,
+                interval=self.slide_every,
             )
-
-    def _key(self) -> Hashable:
-        return (self.source.version, round(self.scheduler.clock.now(), 2))
-
-    def parts(self) -> list[Part]:
-        return [Part("timeline", self.refresh, self._key, self.interval)]
+        ]
 
 
-def last_decision(frame: pd.DataFrame) -> dict[str, Any] | None:
-    """The newest row of ``frame`` that took a decision (a case 1-8), as a dict.
-
-    >>> from tempsched_lab import Scheduler, VirtualClock
-    >>> s = Scheduler(VirtualClock())
-    >>> _ = s.schedule(print, at=2.0)
-    >>> _ = s.schedule(print, at=1.0)
-    >>> last_decision(s.log.to_frame())["case"]
-    3
-    """
-    cases = frame["case"]
-    decided = cases.notna().to_numpy()
-    if not decided.any():
-        return None
-    row = frame.iloc[int(decided.nonzero()[0][-1])]
-    return {
-        "seq": int(row["seq"]),
-        "t": float(row["t"]),
-        "kind": str(row["kind"]),
-        "case": int(row["case"]),
-        "task_id": None if pd.isna(row["task_id"]) else int(row["task_id"]),
-        "label": None if pd.isna(row["label"]) else str(row["label"]),
-        "origin": None if pd.isna(row["origin"]) else str(row["origin"]),
-        "due": float(row["due"]),
-    }
-
-
-def case_counts_of(frame: pd.DataFrame) -> dict[int, int]:
-    """``{case: count}`` for cases 1-8 (zeros included) from an event-log frame."""
-    decided = frame["case"].dropna()
-    counts = decided.astype(int).value_counts()
-    return {int(c): int(counts.get(int(c), 0)) for c in Case}
+def _set_window(ax: Axes, frame: pd.DataFrame, span: tuple[float, float]) -> None:
+    """Cut the x axis of an older ``plot_timeline`` (which draws ``t - its own origin``)."""
+    times = frame["t"].to_numpy(dtype="float64") if len(frame) else np.empty(0)
+    finite = times[np.isfinite(times)]
+    first = float(finite.min()) if len(finite) else 0.0
+    origin = first if abs(first) > 1e6 else 0.0
+    ax.set_xlim(span[0] - origin, span[1] - origin)
 
 
 class DecisionTreePanel(Panel):
@@ -137,6 +277,13 @@ class DecisionTreePanel(Panel):
     >>> "case 6" in panel.caption.value, panel.counts[6]
     (True, 1)
     >>> panel.close()
+
+    Args:
+        scheduler: the scheduler to show.
+        source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
+        picture: draw the tree (about 150 ms of CPU per new decision); with
+            ``False`` the panel is its caption alone.
+        figsize: size of the picture in inches (shown at 100 dpi, unscaled).
     """
 
     name = "tree"
@@ -146,42 +293,67 @@ class DecisionTreePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
-        interval: float = 2.0,
-        figsize: tuple[float, float] = (8.0, 4.6),
-        dpi: int = 80,
+        picture: bool = True,
+        figsize: tuple[float, float] = (7.2, 5.0),
     ) -> None:
         super().__init__(scheduler, source=source)
-        self.interval = interval
-        self._fig = self._renderer(figsize, dpi)
-        self.image: W.Image = self._own(image_widget(), "tsl-tree-image")
         self.caption: W.HTML = self._own(W.HTML(), "tsl-tree-caption")
         self.counts: dict[int, int] = {int(c): 0 for c in Case}
         self.last: dict[str, Any] | None = None
-        self.widget = self._box([self.image, self.caption], "Decision tree")
-        self.widget.layout.max_width = f"{int(figsize[0] * dpi) + 20}px"
+        self.image: W.Image | None = None
+        children: list[W.Widget] = [self.caption]
+        if picture:
+            self._fig = self._renderer(figsize)
+            self.image = self._own(image_widget(), "tsl-tree-image")
+            children.insert(0, self._own(scroller(self.image)))
+        self.widget = self._box(children, "Decision tree")
 
-    def refresh(self) -> None:
-        """Redraw the tree for the newest decision in the log."""
-        with self._lock:
-            if self.closed:
-                return
-            frame = self.source.frame()
-            self.last = last = last_decision(frame)
-            self.counts = counts = case_counts_of(frame)
-            case = None if last is None else last["case"]
-            self.image.value = self._fig.render(
-                lambda ax: plot_decision_tree(case, counts=counts, ax=ax, explain=False)
-            )
-            self.caption.value = _caption(last, counts)
+    def render_picture(self, scene: Scene) -> None:
+        """Redraw the tree for the newest decision before ``scene``'s moment."""
+        if self.image is None:
+            return
+        last, counts = scene.decisions()
+        case = None if last is None else last["case"]
+        png = self._fig.render(
+            lambda ax: plot_decision_tree(case, counts=counts, ax=ax, explain=False),
+            reuse=("tree", case),  # the same path highlighted: only counts and title change
+            texts=_tree_texts,
+        )
+        self.show_png(self.image, png)
 
-    def _key(self) -> Hashable:
-        return self.source.version
+    def render_caption(self, scene: Scene) -> None:
+        """Explain the newest decision before ``scene``'s moment in words, with the counts."""
+        self.last, self.counts = scene.decisions()
+        text = _caption(scene, self.last, self.counts)
+        self.put(self.caption, value=stamp(scene, self.name) + text)
 
-    def parts(self) -> list[Part]:
-        return [Part("tree", self.refresh, self._key, self.interval)]
+    def _picture_key(self, scene: Scene) -> Hashable:
+        last, counts = scene.decisions()
+        return (None if last is None else last["case"], tuple(counts.values()))
+
+    def _caption_key(self, scene: Scene) -> Hashable:
+        return (scene.seq, scene.scale.style)
+
+    def _make_parts(self) -> list[Part]:
+        parts = [Part("tree.caption", self.render_caption, self._caption_key)]
+        if self.image is not None:
+            parts.insert(0, Part("tree.picture", self.render_picture, self._picture_key))
+        return parts
 
 
-def _caption(last: dict[str, Any] | None, counts: dict[int, int]) -> str:
+def _tree_texts(fig: Figure) -> dict[str, Text]:
+    """The texts of a decision tree that change with the counts: ``count:<case>`` and the title."""
+    found: dict[str, Text] = {}
+    for text in fig.findobj(Text):
+        gid = text.get_gid() or ""
+        if gid.startswith("count:"):
+            found[gid] = text
+    for ax in fig.axes:
+        found[f"title:{fig.axes.index(ax)}"] = ax.title
+    return found
+
+
+def _caption(scene: Scene, last: dict[str, Any] | None, counts: dict[int, int]) -> str:
     total = sum(counts.values())
     listed = " · ".join(f"{c}: {n}" for c, n in counts.items())
     count_line = f"<div class='tsl-tree-counts'>{total} decisions by case — {listed}</div>"
@@ -193,7 +365,7 @@ def _caption(last: dict[str, Any] | None, counts: dict[int, int]) -> str:
     origin = f", origin {esc(last['origin'])}" if last["origin"] else ""
     return (
         "<div class='tsl-tree-last' style='max-width:600px;line-height:1.4'>"
-        f"<b>Last decision</b> (row "
-        f"{last['seq']}, t={fmt_time(last['t'])}{origin}): {who}{label} → "
-        f"<b>case {int(case)}, {esc(case.short)}</b>. {esc(case.explanation)}</div>" + count_line
+        f"<b>Last decision</b> (row {last['seq']}, {esc(scene.scale.at(last['t']))}{origin}): "
+        f"{who}{label} → <b>case {int(case)}, {esc(case.short)}</b>. "
+        f"{esc(case.explanation)}</div>" + count_line
     )

@@ -8,17 +8,18 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..decision import Case
-from ..plots import plot_queue
 from ..queues import TimerQueue, make_queue
 from ..replay import Replayer
-from ._base import LogSource, Panel, Part, esc, fmt_time, image_widget, picture_size
+from ..timescale import TimeScale
+from ._base import Panel, Part, esc, image_widget, scroller, stamp
 from .logview import _int, _num, _text, describe_row
-from .queue import queue_table_html
+from .queue import picture_size, queue_picture, queue_table_html
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ..scheduler import Scheduler
+    from .scene import LogSource, Scene
 
 __all__ = ["HistoryPanel"]
 
@@ -73,13 +74,10 @@ class HistoryPanel(Panel):
         *,
         source: LogSource | None = None,
         picture: bool | None = None,
-        interval: float = 1.0,
         max_points: int = 8,
         figsize: tuple[float, float] | None = None,
-        dpi: int = 72,
     ) -> None:
         super().__init__(scheduler, source=source)
-        self.interval = interval
         self.max_points = max_points
         self.slider: W.IntSlider = self._own(
             W.IntSlider(
@@ -115,16 +113,19 @@ class HistoryPanel(Panel):
         if picture is None:
             picture = scheduler.queue.design in ("heap", "wheel")
         if picture:
-            self._fig = self._renderer(figsize or picture_size(scheduler.queue.design), dpi)
+            self._fig = self._renderer(figsize or picture_size(scheduler.queue.design))
             self.image = self._own(image_widget(), "tsl-history-picture")
-            children.append(self.image)
+            children.append(self._own(scroller(self.image)))
         self._replayer: Replayer | None = None
         self._replayer_version = -2
         self._frame: pd.DataFrame | None = None
         self._args: dict[int, str] = {}
         self._moving = False  # True while the panel itself moves the slider
-        self.shown: int | None = None  # the seq currently displayed
+        self.shown_row: int | None = None  # the seq currently displayed
+        self._scene: Scene | None = None  # the moment the slider's range comes from
+        self._drawn_style: str | None = None
         self.slider.observe(self._on_slider, names="value")
+        self.follow.observe(self._on_follow, names="value")
         self.prev_button.on_click(lambda _b: self._nudge(-1))
         self.next_button.on_click(lambda _b: self._nudge(+1))
         self.widget = self._box(children, "History (replay the log)")
@@ -137,45 +138,48 @@ class HistoryPanel(Panel):
             self.follow.value = False
             self.show(int(change["new"]))
 
+    def _on_follow(self, change: Any) -> None:
+        if change["new"] and not self._moving:
+            self._changed()  # jump to the newest row at once
+
     def _nudge(self, step: int) -> None:
         slider = self.slider
         self.slider.value = min(max(slider.value + step, slider.min), slider.max)
 
     # -- display -----------------------------------------------------------------------------
-    def refresh(self) -> None:
-        """Update the slider's range to the log; when following, show the newest row."""
-        with self._lock:
-            if self.closed:
-                return
-            version = self.source.version
-            if version <= 0:
-                self.slider.disabled = True
-                self.info.value = "<i>logging is off</i>" if version < 0 else "<i>no rows yet</i>"
-                return
-            first, last = self.source.first_seq, version - 1
-            self.slider.disabled = False
-            self._moving = True
-            try:
-                with self.slider.hold_sync():
-                    if first > self.slider.max:
-                        self.slider.max = last
-                        self.slider.min = first
-                    else:
-                        self.slider.min = first
-                        self.slider.max = last
-                    target = last if self.follow.value else self.slider.value
-                    self.slider.value = target
-            finally:
-                self._moving = False
-            if self.shown != self.slider.value:
-                self.show(self.slider.value)
+    def render(self, scene: Scene) -> None:
+        """Set the slider's range to the rows before ``scene``; following: show the newest row."""
+        self._scene = scene
+        version = scene.seq if scene.logging else -1
+        if version <= 0:
+            self.slider.disabled = True
+            text = "<i>logging is off</i>" if version < 0 else "<i>no rows yet</i>"
+            self.put(self.info, value=stamp(scene, self.name) + text)
+            return
+        first, last = min(self.source.first_seq, version - 1), version - 1
+        self.slider.disabled = False
+        self._moving = True
+        try:
+            with self.slider.hold_sync():
+                if first > self.slider.max:
+                    self.slider.max = last
+                    self.slider.min = first
+                else:
+                    self.slider.min = first
+                    self.slider.max = last
+                target = last if self.follow.value else self.slider.value
+                self.slider.value = target
+        finally:
+            self._moving = False
+        self.show(self.slider.value)
 
     def show(self, seq: int) -> None:
         """Show the queue replayed right after row ``seq`` and explain that row."""
         with self._lock:
-            if self.closed:
+            if self.closed or self._scene is None:
                 return
-            frame = self._replay_to(seq)
+            scene = self._scene
+            frame = self._replay_to(scene, seq)
             if frame is None:
                 return
             replayer = self._replayer
@@ -183,31 +187,43 @@ class HistoryPanel(Panel):
             snapshot = replayer.snapshot()
             index = seq - int(frame["seq"].iloc[0])
             row = frame.iloc[index]
-            self.info.value = _row_html(row, bounded=self.source.first_seq > 0)
-            self.queue.value = queue_table_html(
-                snapshot,
-                _num(row["t"]),
-                max_points=self.max_points,
-                caption=f"after row {seq}",
-                args=self._args,
+            self.put(
+                self.info,
+                value=stamp(scene, self.name)
+                + _row_html(row, scene.scale, bounded=self.source.first_seq > 0),
             )
-            if self.image is not None:
-                self.image.value = self._fig.render(lambda ax: plot_queue(snapshot, ax=ax))
-            self.shown = seq
+            self.put(
+                self.queue,
+                value=queue_table_html(
+                    snapshot,
+                    _num(row["t"]),
+                    scale=scene.scale,
+                    max_points=self.max_points,
+                    caption=f"after row {seq}",
+                    args=self._args,
+                ),
+            )
+            style = scene.scale.style
+            if self.image is not None and (self.shown_row != seq or self._drawn_style != style):
+                png = self._fig.render(lambda ax: queue_picture(snapshot, ax, scene.scale))
+                self.show_png(self.image, png)
+                self._drawn_style = style
+            self.shown_row = seq
 
-    def _replay_to(self, seq: int) -> pd.DataFrame | None:
-        version = self.source.version
-        if version <= 0:
+    def _replay_to(self, scene: Scene, seq: int) -> pd.DataFrame | None:
+        if scene.seq <= 0:
             return None
         if (
             self._replayer is None
             or self._frame is None
-            or version != self._replayer_version
+            or scene.seq != self._replayer_version
             or (self._replayer.seq is not None and seq < self._replayer.seq)
         ):
-            self._frame = frame = self.source.frame()
+            self._frame = frame = scene.frame()
+            if not len(frame):
+                return None
             self._replayer = Replayer(frame, queue=_empty_like(self.scheduler.queue))
-            self._replayer_version = version
+            self._replayer_version = scene.seq
             self._args = _args_by_task(frame)
         frame = self._frame
         first, last = int(frame["seq"].iloc[0]), int(frame["seq"].iloc[-1])
@@ -215,11 +231,13 @@ class HistoryPanel(Panel):
         self._replayer.advance_to(seq)
         return frame
 
-    def _key(self) -> Hashable:
-        return (self.source.version, self.follow.value)
+    def _key(self, scene: Scene) -> Hashable:
+        # the row shown is part of the key: ticking "follow newest" after a move by hand
+        # must jump to the newest row even when no new row came since
+        return (scene.seq, self.follow.value, scene.scale.style, self.shown_row)
 
-    def parts(self) -> list[Part]:
-        return [Part("history", self.refresh, self._key, self.interval)]
+    def _make_parts(self) -> list[Part]:
+        return [Part("history", self.render, self._key)]
 
 
 def _args_by_task(frame: pd.DataFrame) -> dict[int, str]:
@@ -228,14 +246,14 @@ def _args_by_task(frame: pd.DataFrame) -> dict[int, str]:
     return dict(zip(rows["task_id"].astype(int), rows["args"].astype(str), strict=True))
 
 
-def _row_html(row: Any, *, bounded: bool) -> str:
+def _row_html(row: Any, scale: TimeScale, *, bounded: bool) -> str:
     kind = _text(row["kind"])
     seq = int(row["seq"])
     label = _text(row["label"])
     lines = [
-        f"<b>Row {seq}</b> at t={fmt_time(_num(row['t']))}: <b>{esc(kind)}</b>"
+        f"<b>Row {seq}</b> ({esc(scale.at(_num(row['t'])))}): <b>{esc(kind)}</b>"
         + (f" — {esc(label)}" if label else "")
-        + f": {esc(describe_row(row))}."
+        + f": {esc(describe_row(row, scale))}."
     ]
     case = _int(row["case"])
     if case:

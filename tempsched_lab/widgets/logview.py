@@ -11,10 +11,12 @@ import pandas as pd
 
 from ..decision import Case
 from ..schema import KINDS
-from ._base import TABLE_STYLE, LogSource, Panel, Part, case_color, esc, fmt_time
+from ..timescale import TimeScale, fmt_duration, time_scale_of
+from ._base import TABLE_STYLE, Panel, Part, case_color, esc, stamp
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
+    from .scene import LogSource, Scene
 
 __all__ = ["LogPanel", "describe_row", "log_table_html"]
 
@@ -41,18 +43,20 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def describe_row(row: Any) -> str:
+def describe_row(row: Any, scale: TimeScale | None = None) -> str:
     """One log row in a few plain words (for the log table and the history scrubber).
 
     ``row`` is a row of an event-log frame (a Series or a namedtuple-like
-    object with the frame's columns).
+    object with the frame's columns); times are written in ``scale``'s
+    language (default: seconds since 0).
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> s = Scheduler(VirtualClock())
     >>> _ = s.schedule(print, at=1.0, label="hello")
     >>> describe_row(s.log.to_frame().iloc[0])
-    'case 2 (nothing scheduled): task #0 queued, due 1.000'
+    'case 2 (nothing scheduled): task #0 queued, due t = 1.000 s'
     """
+    scale = scale if scale is not None else TimeScale(0.0)
     kind = _text(row["kind"])
     task = _int(row["task_id"])
     case = _int(row["case"])
@@ -64,17 +68,26 @@ def describe_row(row: Any) -> str:
             return text + f"duplicate of task #{dup}, nothing added"
         origin = _text(row["origin"])
         again = " re-armed" if origin == "periodic" else " queued"
-        return text + f"task #{task}{again}, due {fmt_time(_num(row['due']))}"
+        return text + f"task #{task}{again}, due {scale.at(_num(row['due']))}"
     if kind == "reject":
+        if case == int(Case.PAST):  # in our words: the log's error text holds raw clock values
+            due, now = _num(row["due"]), _num(row["t"])
+            return (
+                f"case 1 ({Case.PAST.short}): rejected, due {scale.at(due)} is "
+                f"{fmt_duration(now - due)} before now ({scale.at(now)})"
+            )
         if case:
             return f"case {case} ({Case(case).short}): rejected, {_text(row['error'])}"
         return f"invalid request: {_text(row['error'])}"
     if kind == "dispatch":
-        return f"task #{task} handed to its executor, late {_num(row['lateness']) * 1e3:.1f} ms"
+        late = fmt_duration(_num(row["lateness"])) or "?"
+        return f"task #{task} handed to its executor, late {late}"
     if kind == "start":
-        return f"task #{task} started"
+        thread = _text(row["thread"]) if "thread" in row else ""
+        return f"task #{task} started" + (f" on thread {thread}" if thread else "")
     if kind == "finish":
-        return f"task #{task} finished in {_num(row['duration']) * 1e3:.1f} ms, returned {result}"
+        took = fmt_duration(_num(row["duration"])) or "?"
+        return f"task #{task} finished in {took}, returned {result}"
     if kind == "error":
         return f"task #{task} raised {_text(row['error'])}"
     if kind == "event_set":
@@ -86,7 +99,7 @@ def describe_row(row: Any) -> str:
         return f"cancel task #{task}: {result}" + (f" (was in {where})" if where else "")
     if kind == "wake":
         wait = _num(row["wait"])
-        waited = "" if math.isnan(wait) else f" after waiting up to {wait:.3f} s"
+        waited = "" if math.isnan(wait) else f" after waiting up to {fmt_duration(wait)}"
         return f"worker woke up: {result}{waited}"
     if kind == "shutdown":
         if result == "dropped":
@@ -95,8 +108,10 @@ def describe_row(row: Any) -> str:
     return kind
 
 
-def log_table_html(rows: pd.DataFrame) -> str:
+def log_table_html(rows: pd.DataFrame, scale: TimeScale | None = None) -> str:
     """Rows of an event-log frame as an HTML table (seq, time, kind, task, case, label, what).
+
+    Times are written in ``scale``'s language (default: the frame's own origin).
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> s = Scheduler(VirtualClock())
@@ -106,7 +121,8 @@ def log_table_html(rows: pd.DataFrame) -> str:
     """
     if not len(rows):
         return "<div class='tsl-log-empty'><i>no rows</i></div>"
-    headers = ("seq", "t", "kind", "task", "case", "label", "what happened")
+    scale = scale if scale is not None else time_scale_of(rows)
+    headers = ("seq", scale.column_header(), "kind", "task", "case", "label", "what happened")
     out = ["<tr>" + "".join(f"<th>{h}</th>" for h in headers) + "</tr>"]
     for _, row in rows.iterrows():
         kind = _text(row["kind"])
@@ -119,12 +135,12 @@ def log_table_html(rows: pd.DataFrame) -> str:
                 case_style = f" style='border-left:4px solid {color}'"
         cells = (
             (str(int(row["seq"])), ""),
-            (fmt_time(_num(row["t"])), ""),
+            (scale.number(_num(row["t"])), ""),
             (kind, ""),
             ("" if _int(row["task_id"]) is None else f"#{_int(row['task_id'])}", ""),
             ("" if not case else str(case), case_style),
             (_text(row["label"]), ""),
-            (describe_row(row), ""),
+            (describe_row(row, scale), ""),
         )
         out.append(
             f"<tr class='tsl-row tsl-kind-{esc(kind)}' style='background:{fill}'>"
@@ -190,12 +206,14 @@ class LogPanel(Panel):
             control.observe(self._on_filter, names="value")
         self.summary: W.HTML = self._own(W.HTML(), "tsl-log-summary")
         self.table: W.HTML = self._own(W.HTML("<i>(not refreshed yet)</i>"), "tsl-log-table")
-        filters = W.HBox([self.kind, self.case, self.task, self.rows])
+        filters = W.HBox(
+            [self.kind, self.case, self.task, self.rows], layout=W.Layout(flex_flow="row wrap")
+        )
         self._own(filters)
         self.widget = self._box([filters, self.summary, self.table], "Event log")
 
     def _on_filter(self, _change: Any) -> None:
-        self.refresh()  # short: a tail of the log, filtered
+        self._changed()  # a dashboard's next round (or this panel alone) shows the new filter
 
     def _task_filter(self) -> int | None:
         text = self.task.value.strip().lstrip("#")
@@ -204,12 +222,10 @@ class LogPanel(Panel):
         except ValueError:
             return -1  # matches nothing; the summary says why
 
-    def filtered(self) -> pd.DataFrame:
-        """The rows shown now: the newest matches of the filters."""
-        log = self.scheduler.log
-        if not log.enabled:
-            return self.source.tail(0)
-        frame = self.source.tail(self.window)
+    def filtered(self, scene: Scene | None = None) -> pd.DataFrame:
+        """The rows shown: the newest matches of the filters before ``scene``'s moment."""
+        scene = scene if scene is not None else self.source.scene()
+        frame = scene.tail(self.window)
         mask = pd.Series(True, index=frame.index)
         if self.kind.value != "all":
             mask &= (frame["kind"] == self.kind.value).to_numpy()
@@ -220,36 +236,36 @@ class LogPanel(Panel):
             mask &= (frame["task_id"] == task).fillna(False).to_numpy(dtype=bool)
         return frame[mask.to_numpy()].tail(int(self.rows.value))
 
-    def refresh(self) -> None:
-        """Recompute the table from the newest rows and the filters."""
-        with self._lock:
-            if self.closed:
-                return
-            log = self.scheduler.log
-            if not log.enabled:
-                self.summary.value = "<i>logging is off for this scheduler (log=False)</i>"
-                self.table.value = ""
-                return
-            shown = self.filtered()
-            note = ""
-            if self._task_filter() == -1:
-                note = " · <b>task ID must be a number</b>"
-            total = log.next_seq
-            self.summary.value = (
-                f"<div class='tsl-log-count'>{total} rows recorded"
-                f"{f', {log.dropped} dropped (bounded log)' if log.dropped else ''}"
-                f" · showing {len(shown)}{note}</div>"
-            )
-            self.table.value = log_table_html(shown)
+    def render(self, scene: Scene) -> None:
+        """Recompute the table from the rows before ``scene``'s moment and the filters."""
+        mark = stamp(scene, self.name)
+        if not scene.logging:
+            off = "<i>logging is off for this scheduler (log=False)</i>"
+            self.put(self.summary, value=mark + off)
+            self.put(self.table, value="")
+            return
+        shown = self.filtered(scene)
+        note = ""
+        if self._task_filter() == -1:
+            note = " · <b>task ID must be a number</b>"
+        dropped = self.source.first_seq
+        self.put(
+            self.summary,
+            value=mark + f"<div class='tsl-log-count'>{scene.seq} rows recorded"
+            f"{f', {dropped} dropped (bounded log)' if dropped else ''}"
+            f" · showing {len(shown)}{note}</div>",
+        )
+        self.put(self.table, value=log_table_html(shown, scene.scale))
 
-    def _key(self) -> Hashable:
+    def _key(self, scene: Scene) -> Hashable:
         return (
-            self.source.version,
+            scene.seq,
+            scene.scale.style,
             self.kind.value,
             self.case.value,
             self.task.value,
             self.rows.value,
         )
 
-    def parts(self) -> list[Part]:
-        return [Part("log", self.refresh, self._key)]
+    def _make_parts(self) -> list[Part]:
+        return [Part("log", self.render, self._key)]

@@ -2,38 +2,68 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..plots import plot_queue
+from ..plots import designs, plot_queue
+from ..timescale import TimeScale
 from ._base import (
     TABLE_STYLE,
-    LogSource,
     Panel,
     Part,
     esc,
     fmt_countdown,
     fmt_period,
-    fmt_time,
     image_widget,
-    picture_size,
+    scroller,
+    stamp,
 )
 
 if TYPE_CHECKING:
     from ..queues import QueueSnapshot
     from ..scheduler import Scheduler
+    from .scene import LogSource, Scene
 
-__all__ = ["QueuePanel", "queue_table_html"]
+__all__ = ["QueuePanel", "picture_size", "queue_picture", "queue_table_html"]
 
 HEAD_FILL = "#F7DDA6"  # as the plots' head colour (plots.designs.HEAD_FILL)
+
+
+def picture_size(design: str) -> tuple[float, float]:
+    """Figure size (inches, shown at 100 dpi) of a queue design's picture in a half column."""
+    return (5.4, 4.6) if design == "wheel" else (5.6, 3.2)
+
+
+def _accepts(fn: Any, name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return False
+
+
+#: Queue pictures that take the time language (``time_scale=``); older plots do not.
+_PICTURES_SCALED = {
+    design: _accepts(getattr(designs, f"plot_{design}", None), "time_scale")
+    for design in ("sorteddict", "heap", "wheel")
+}
+
+
+def queue_picture(snapshot: QueueSnapshot, ax: Any, scale: TimeScale) -> Any:
+    """Draw ``snapshot``'s design picture into ``ax``, in ``scale``'s time language."""
+    options: dict[str, Any] = {}
+    if _PICTURES_SCALED.get(snapshot.design):
+        options["time_scale"] = scale
+    return plot_queue(snapshot, ax=ax, **options)
 
 
 def queue_table_html(
     snapshot: QueueSnapshot,
     now: float | None,
     *,
+    scale: TimeScale | None = None,
     max_points: int = 8,
     max_tasks: int = 6,
     caption: str | None = None,
@@ -43,22 +73,24 @@ def queue_table_html(
 
     Shows the first ``max_points`` time points and at most ``max_tasks`` tasks
     of each; a last line counts what was left out. Head rows have the class
-    ``tsl-head`` and a coloured background. ``args`` overrides the arguments
-    text per task ID (replayed snapshots do not carry arguments).
+    ``tsl-head`` and a coloured background. Times are written in ``scale``'s
+    language (default: seconds since 0). ``args`` overrides the arguments text
+    per task ID (replayed snapshots do not carry arguments).
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> s = Scheduler(VirtualClock())
     >>> for t in (1.0, 2.0, 2.0, 3.0):
     ...     _ = s.schedule(print, at=t, label="job")
     >>> text = queue_table_html(s.snapshot(), 0.0, max_points=2)
-    >>> text.count("tsl-head"), "1 more time point (1 task)" in text
-    (1, True)
+    >>> text.count("tsl-head"), "1 more time point (1 task)" in text, "<td>1.000</td>" in text
+    (1, True, True)
     """
+    scale = scale if scale is not None else TimeScale(0.0)
     state = snapshot.state
     points = state.points
     n_tasks = state.size
     head = "" if caption is None else f"{esc(caption)} · "
-    now_text = "" if now is None else f" · now {fmt_time(now)}"
+    now_text = "" if now is None else f" · now {scale.text(now)}"
     summary = (
         f"<div class='tsl-queue-summary'>{head}<b>{esc(snapshot.design)}</b> queue · "
         f"<span class='tsl-pending'>{n_tasks} pending</span> in {len(points)} time point"
@@ -66,8 +98,8 @@ def queue_table_html(
     )
     if not points:
         return summary + "<div class='tsl-queue-empty'><i>the queue is empty</i></div>"
-    headers = ("", "due", "countdown", "ID", "label", "args", "period")
-    rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in headers) + "</tr>"]
+    headers = ("", f"due {scale.column_header()}", "countdown", "ID", "label", "args", "period")
+    rows = ["<tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr>"]
     for i, (due, ids) in enumerate(points[:max_points]):
         is_head = i == 0
         style = f"background:{HEAD_FILL};font-weight:bold" if is_head else ""
@@ -79,7 +111,7 @@ def queue_table_html(
             badge = ("HEAD" if is_head else f"#{i}") if first else ""
             cells = (
                 badge,
-                fmt_time(due) if first else "",
+                scale.number(due) if first else "",
                 (fmt_countdown(due, now) if now is not None else "") if first else "",
                 str(task_id),
                 "" if view is None else view.label,
@@ -114,16 +146,17 @@ class QueuePanel(Panel):
 
     For the heap and wheel designs (and on request for the sorted dict) the
     panel also shows the design's own picture (:func:`tempsched_lab.plots.plot_queue`),
-    redrawn at most every ``picture_interval`` seconds by a refresher.
+    redrawn whenever the queue changes.
 
     Args:
         scheduler: the scheduler to show.
-        source: a shared :class:`~tempsched_lab.widgets.LogSource` (dashboards pass one).
+        source: a shared :class:`~tempsched_lab.widgets.scene.LogSource` (dashboards pass one).
         max_points: how many time points are listed (the rest are counted).
         max_tasks: how many tasks of one time point are listed.
         picture: show the design's picture; ``None``: only for heap and wheel.
-        picture_interval: least seconds between two picture redraws by a refresher.
-        figsize, dpi: size of the picture.
+        countdown_every: least seconds between two redraws of the countdowns
+            when only the clock moved.
+        figsize: size of the picture in inches (shown at 100 dpi, unscaled).
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> s = Scheduler(VirtualClock(), queue="heap")
@@ -145,59 +178,64 @@ class QueuePanel(Panel):
         max_points: int = 8,
         max_tasks: int = 6,
         picture: bool | None = None,
-        picture_interval: float = 1.5,
+        countdown_every: float = 0.25,
         figsize: tuple[float, float] | None = None,
-        dpi: int = 72,
     ) -> None:
         super().__init__(scheduler, source=source)
         self.max_points = max_points
         self.max_tasks = max_tasks
-        self.picture_interval = picture_interval
+        self.countdown_every = countdown_every
         design = scheduler.queue.design
         self.show_picture = design in ("heap", "wheel") if picture is None else bool(picture)
         self.table: W.HTML = self._own(W.HTML("<i>(not refreshed yet)</i>"), "tsl-queue-table")
         children: list[W.Widget] = [self.table]
         self.image: W.Image | None = None
         if self.show_picture:
-            self._fig = self._renderer(figsize or picture_size(scheduler.queue.design), dpi)
+            self._fig = self._renderer(figsize or picture_size(design))
             self.image = self._own(image_widget(), "tsl-queue-picture")
-            children.append(self.image)
+            children.append(self._own(scroller(self.image)))
         self.widget = self._box(children, f"Queue ({design})")
 
-    def _now(self) -> float:
-        return self.scheduler.clock.now()
-
-    def refresh_table(self) -> None:
-        """Recompute the table of pending tasks."""
-        self.table.value = queue_table_html(
-            self.source.snapshot(),
-            self._now(),
-            max_points=self.max_points,
-            max_tasks=self.max_tasks,
+    def render_table(self, scene: Scene) -> None:
+        """Recompute the table of pending tasks from ``scene``."""
+        self.put(
+            self.table,
+            value=stamp(scene, self.name)
+            + queue_table_html(
+                scene.queue,
+                scene.now,
+                scale=scene.scale,
+                max_points=self.max_points,
+                max_tasks=self.max_tasks,
+            ),
         )
 
-    def refresh_picture(self) -> None:
-        """Redraw the design's picture."""
+    def render_picture(self, scene: Scene) -> None:
+        """Redraw the design's picture from ``scene``."""
         if self.image is None:
             return
-        snapshot = self.source.snapshot()
-        self.image.value = self._fig.render(lambda ax: plot_queue(snapshot, ax=ax))
+        png = self._fig.render(lambda ax: queue_picture(scene.queue, ax, scene.scale))
+        self.show_png(self.image, png)
 
-    def _table_key(self) -> Hashable:
-        return (self.source.version, self.scheduler.pending, round(self._now(), 2))
+    def _table_key(self, scene: Scene) -> Hashable:
+        return (scene.seq, scene.scale.style)
 
-    def _picture_key(self) -> Hashable:
-        return (self.source.version, self.scheduler.pending)
+    def _now_key(self, scene: Scene) -> Hashable:
+        return scene.now
 
-    def parts(self) -> list[Part]:
-        parts = [Part("queue.table", self._locked(self.refresh_table), self._table_key)]
-        if self.image is not None:
-            parts.append(
-                Part(
-                    "queue.picture",
-                    self._locked(self.refresh_picture),
-                    self._picture_key,
-                    self.picture_interval,
-                )
+    def _picture_key(self, scene: Scene) -> Hashable:
+        return (scene.seq, scene.queue.state.size, scene.scale.style)
+
+    def _make_parts(self) -> list[Part]:
+        parts = [
+            Part(
+                "queue.table",
+                self.render_table,
+                self._table_key,
+                drift=self._now_key,
+                interval=self.countdown_every,
             )
+        ]
+        if self.image is not None:
+            parts.append(Part("queue.picture", self.render_picture, self._picture_key))
         return parts

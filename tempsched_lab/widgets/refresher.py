@@ -1,13 +1,21 @@
-"""The refresher: one thread per dashboard that turns scheduler activity into a few widget updates.
+"""The refresher: one thread per dashboard that turns scheduler activity into consistent frames.
 
-The scheduler only records (rows in its event log). The refresher polls what
-changed (each part's cheap key: the log's row count, the clock time, the
-filters) at most ``max_rate`` times per second, refreshes only the parts whose
-key changed and whose own interval has passed, and every ``resync_every``
-seconds re-sends the full state of the output widgets. This keeps a kernel far
-below the ~1000 messages/s where Jupyter's IOPub rate limit and ZMQ's
-high-water mark start dropping updates for good, and heals updates lost while
-a Voila page was still connecting.
+Each round takes **one** moment of the scheduler (a
+:class:`~tempsched_lab.widgets.scene.Scene`), renders every part whose content
+changed from that same scene, and applies all the widget writes together at
+the end: a screen never mixes two moments. Rounds happen at most ``max_rate``
+times per second, and rendering is paced to use at most ``cpu_budget`` of one
+core on average (pictures are the costly part); a user action *pokes* the
+refresher for a round at once. Every ``resync_every`` seconds the output
+widgets' full state is re-sent. This keeps a kernel far below the ~1000
+messages/s where Jupyter's IOPub rate limit and ZMQ's high-water mark start
+dropping updates for good, and heals updates lost while a Voila page was still
+connecting.
+
+With a :class:`~tempsched_lab.widgets.pagewatch.PageWatch`, the refresher also
+pings the page every second and, when no page answers any more, either pauses
+(it renders nothing until a page answers again) or calls ``on_page_gone`` and
+ends (a dashboard shuts its scheduler down; see ``Dashboard(on_page_close=...)``).
 
 The clock (``clock=``) and the rate limit are injectable, so tests can drive
 :meth:`Refresher.tick` with a fake clock and count updates exactly.
@@ -21,7 +29,9 @@ import weakref
 from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ._base import Panel, Part
+from ._base import Panel, Part, Stage
+from .pagewatch import PageWatch
+from .scene import LogSource, Scene
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
@@ -43,21 +53,42 @@ def active_refresher(scheduler: Scheduler) -> Refresher | None:
     return refresher
 
 
+class _Slot:
+    """What the refresher remembers about one part: its last keys, render time and cost."""
+
+    __slots__ = ("cost", "drift", "key", "last", "panel", "part")
+
+    def __init__(self, panel: Panel, part: Part) -> None:
+        self.panel = panel
+        self.part = part
+        self.key: Hashable = _NO_KEY
+        self.drift: Hashable = _NO_KEY
+        self.last: float | None = None
+        self.cost = 0.0
+
+
 class Refresher:
-    """Refresh panels from one daemon thread, coalescing changes to at most ``max_rate`` per second.
+    """Render panels from one daemon thread: one scene per round, at most ``max_rate`` rounds/s.
 
     Args:
         panels: the panels to refresh (their :meth:`~Panel.parts`).
         scheduler: the scheduler they show. Creating a refresher for a
             scheduler replaces the previous one (a re-run notebook cell):
             the old one is stopped and its ``on_replaced`` callback called.
+        source: where scenes come from (default: the first panel's source).
         max_rate: at most this many refresh rounds per second.
+        cpu_budget: after a round that took ``c`` seconds of this thread's CPU,
+            wait at least ``c * (1 - cpu_budget) / cpu_budget`` before the next
+            one (unless poked). 1 disables the pacing.
         resync_every: re-send the full state of the output widgets this often
             (seconds; 0 or ``None``: never).
         clock: the time source for the rate limit, the parts' intervals, the
             resync period and ``stop_after`` (default ``time.monotonic``).
-        stop_after: stop the thread by itself after this many seconds
-            (bounds its life in servers that keep kernels running, like Voila).
+        stop_after: stop the thread by itself after this many seconds.
+        watch: a :class:`PageWatch` to ping every round.
+        on_page_gone: with a ``watch``: ``None`` pauses rendering while no page
+            answers; a callable is called once (in the refresher's thread) and
+            the thread ends.
         on_replaced: called (once) when a newer refresher for the same
             scheduler replaces this one.
 
@@ -71,8 +102,8 @@ class Refresher:
     (1, 0)
     >>> _ = s.schedule(print, at=1.0)
     >>> fake[0] = 0.1
-    >>> r.tick(), "schedule" in panel.table.value
-    (1, True)
+    >>> r.tick(), "schedule" in panel.table.value, panel.shown is r.scene
+    (1, True, True)
     >>> r.close(); panel.close()
     """
 
@@ -81,25 +112,40 @@ class Refresher:
         panels: Iterable[Panel],
         *,
         scheduler: Scheduler | None = None,
+        source: LogSource | None = None,
         max_rate: float = 10.0,
+        cpu_budget: float = 0.35,
         resync_every: float | None = 3.0,
         clock: Callable[[], float] = time.monotonic,
         stop_after: float | None = None,
+        watch: PageWatch | None = None,
+        on_page_gone: Callable[[], Any] | None = None,
         on_replaced: Callable[[], Any] | None = None,
     ) -> None:
         if not max_rate > 0:
             raise ValueError(f"max_rate={max_rate!r}: expected a positive number")
+        if not 0 < cpu_budget <= 1:
+            raise ValueError(f"cpu_budget={cpu_budget!r}: expected a share of one core in (0, 1]")
         self.panels: list[Panel] = list(panels)
-        self.scheduler = scheduler
+        if source is None:
+            if self.panels:
+                source = self.panels[0].source
+            elif scheduler is not None:
+                source = LogSource(scheduler)
+            else:
+                raise ValueError("Refresher: give panels, a scheduler or a source")
+        self.source = source
+        self.scheduler = scheduler if scheduler is not None else source.scheduler
         self.max_rate = float(max_rate)
         self.min_interval = 1.0 / self.max_rate
+        self.cpu_budget = float(cpu_budget)
         self.resync_every = resync_every or 0.0
         self.clock = clock
         self.stop_after = stop_after
+        self.watch = watch
+        self.on_page_gone = on_page_gone
         self.on_replaced = on_replaced
-        self.parts: list[Part] = [part for panel in self.panels for part in panel.parts()]
-        self._keys: dict[int, Hashable] = {}
-        self._last_part: dict[int, float] = {}
+        self._slots = [_Slot(panel, part) for panel in self.panels for part in panel.parts()]
         self._last_tick: float | None = None
         self._last_resync: float | None = None
         self._tick_lock = threading.Lock()
@@ -108,14 +154,29 @@ class Refresher:
         self._urgent = False
         self.thread: threading.Thread | None = None
         self.closed = False
-        #: refresh rounds that did work, parts refreshed, full resyncs, refresh errors
+        #: the scene of the last round that rendered something
+        self.scene: Scene | None = None
+        #: rendering is paused because no page answers the watch
+        self.paused = False
+        #: rounds that did work, parts rendered, full resyncs, refresh errors
         self.rounds = 0
         self.updates = 0
         self.resyncs = 0
+        #: rounds dropped half-drawn because a click asked for a newer moment
+        self.dropped = 0
         self.errors = 0
         self.last_error: BaseException | None = None
-        if scheduler is not None:
-            self._claim(scheduler)
+        #: CPU seconds of the last round that did work
+        self.last_cost = 0.0
+        #: why the thread ended: "closed", "stop_after", "page gone" (None while running)
+        self.ended: str | None = None
+        if self.scheduler is not None:
+            self._claim(self.scheduler)
+
+    @property
+    def parts(self) -> list[Part]:
+        """Every panel's parts, in refresh order."""
+        return [slot.part for slot in self._slots]
 
     # -- the registry: one refresher per scheduler -----------------------------------------
     def _claim(self, scheduler: Scheduler) -> None:
@@ -134,47 +195,45 @@ class Refresher:
 
     # -- one round ---------------------------------------------------------------------------
     def tick(self, *, force: bool = False) -> int:
-        """One refresh round; returns how many parts were refreshed.
+        """One refresh round from one new scene; returns how many parts were rendered.
 
         Does nothing if the previous round was less than ``1 / max_rate``
-        seconds ago (unless ``force``). Otherwise refreshes each part whose key
-        changed and whose interval has passed (``force``: every part), then
-        re-sends the output widgets' state when ``resync_every`` has passed.
-        After :meth:`poke`, the parts' own intervals are skipped once.
+        seconds ago (unless ``force``). Otherwise takes one moment of the
+        scheduler and renders each part whose key changed, or whose drift
+        key changed and whose interval passed (``force``: every part), applies
+        every write at once, then re-sends the output widgets' state when
+        ``resync_every`` has passed. After :meth:`poke`, drift intervals are
+        skipped once, so a click shows its whole effect at once.
         """
         with self._tick_lock:
             if self.closed:
                 return 0
             now = self.clock()
-            if (
-                not force
-                and self._last_tick is not None
-                and now - self._last_tick < self.min_interval
-            ):
+            if not force and self._too_soon(now):
                 return 0
             self._last_tick = now
             urgent, self._urgent = self._urgent, False
-            done = 0
-            for i, part in enumerate(self.parts):
-                if self._stop.is_set() and not force:
-                    break
-                last = self._last_part.get(i)
-                if not (force or urgent) and last is not None and now - last < part.interval:
-                    continue
-                try:
-                    key = part.key()
-                    if not force and self._keys.get(i, _NO_KEY) == key:
-                        continue
-                    part.refresh()
-                except Exception as exc:  # keep refreshing the other parts; count it
-                    self.errors += 1
-                    self.last_error = exc
-                    continue
-                self._keys[i] = key
-                self._last_part[i] = now
-                done += 1
+            scene = self.source.scene()
+            stage = Stage()
+            rendered: list[tuple[_Slot, Hashable, Hashable]] = []
+            with stage.collect():
+                for panel in self.panels:
+                    if self._urgent and not (force or urgent):
+                        # a click came in while drawing: drop this frame (the screen keeps the
+                        # last whole one) and draw the click's moment next, at once
+                        self.dropped += 1
+                        return 0
+                    self._render_panel(panel, scene, now, force or urgent, force, rendered)
+            stage.apply()
+            for slot, key, drift in rendered:
+                slot.key, slot.drift, slot.last = key, drift, now
+            for panel in self.panels:
+                panel.shown = scene
+            done = len(rendered)
             self.updates += done
-            self.rounds += bool(done)
+            if done:
+                self.rounds += 1
+            self.scene = scene
             if self.resync_every and (
                 self._last_resync is None or now - self._last_resync >= self.resync_every
             ):
@@ -182,6 +241,47 @@ class Refresher:
                     self.resync()
                 self._last_resync = now
             return done
+
+    def _too_soon(self, now: float) -> bool:
+        # 1 ns of slack: ten steps of 0.1 s must make ten rounds despite float rounding
+        return self._last_tick is not None and now - self._last_tick < self.min_interval - 1e-9
+
+    def _render_panel(
+        self,
+        panel: Panel,
+        scene: Scene,
+        now: float,
+        hurry: bool,
+        force: bool,
+        rendered: list[tuple[_Slot, Hashable, Hashable]],
+    ) -> None:
+        with panel._lock:
+            if panel.closed:
+                return
+            for slot in self._slots:
+                if slot.panel is not panel:
+                    continue
+                part = slot.part
+                cpu = time.thread_time()
+                try:
+                    key = part.key(scene)
+                    drift = part.drift(scene) if part.drift is not None else None
+                    if not force and key == slot.key:
+                        if drift == slot.drift:
+                            continue
+                        if not hurry and slot.last is not None and now - slot.last < part.interval:
+                            continue
+                    part.render(scene)
+                except Exception as exc:  # keep refreshing the other parts; count it
+                    self.errors += 1
+                    self.last_error = exc
+                    continue
+                slot.cost = time.thread_time() - cpu
+                rendered.append((slot, key, drift))
+
+    def costs(self) -> dict[str, float]:
+        """CPU seconds each part took the last time it was drawn (where the time goes)."""
+        return {slot.part.name: slot.cost for slot in self._slots}
 
     def resync(self) -> int:
         """Re-send the full state of every output widget (HTML, labels, images); returns how many.
@@ -204,7 +304,7 @@ class Refresher:
     def poke(self) -> None:
         """Ask for a round as soon as the rate limit allows (after a user action).
 
-        That round also refreshes parts whose own interval has not passed yet
+        That round also renders parts whose drift interval has not passed yet
         (plots), so a click shows its whole effect at once. Still at most
         ``max_rate`` rounds per second.
         """
@@ -218,6 +318,7 @@ class Refresher:
             raise RuntimeError("this refresher is closed; create a new one")
         if self.thread is None or not self.thread.is_alive():
             self._stop.clear()
+            self.ended = None
             self.thread = threading.Thread(
                 target=self._run, name="tempsched-refresher", daemon=True
             )
@@ -233,14 +334,63 @@ class Refresher:
         started = self.clock()
         while not self._stop.is_set():
             if self.stop_after is not None and self.clock() - started >= self.stop_after:
-                break
-            try:
-                self.tick()
-            except Exception as exc:  # pragma: no cover - tick already catches part errors
-                self.errors += 1
-                self.last_error = exc
-            self._wake.wait(self.min_interval)
+                self.ended = "stop_after"
+                return
+            if self.watch is not None and not self._watch_page():
+                return
+            pause = self.min_interval
+            if not self.paused:
+                cpu = time.thread_time()
+                try:
+                    done = self.tick()
+                except Exception as exc:  # pragma: no cover - tick already catches part errors
+                    self.errors += 1
+                    self.last_error = exc
+                    done = 0
+                if done:
+                    self.last_cost = time.thread_time() - cpu
+                    pause = self.rest_after(self.last_cost)
+                elif self._last_tick is not None:  # too soon: wait only for the rest
+                    left = self.min_interval - (self.clock() - self._last_tick)
+                    pause = min(pause, max(left, 0.005)) if self._urgent else pause
+            if self.watch is not None:
+                pause = min(pause, self.watch.every)
+            self._wake.wait(pause)
             self._wake.clear()
+        self.ended = self.ended or "closed"
+
+    def rest_after(self, cost: float) -> float:
+        """Seconds to wait after a round that took ``cost`` CPU seconds (unless poked).
+
+        ``cost * (1 - cpu_budget) / cpu_budget``, and at least ``1 / max_rate``:
+        drawing then takes at most ``cpu_budget`` of one core on average.
+        """
+        if self.cpu_budget >= 1:
+            return self.min_interval
+        return max(self.min_interval, cost * (1.0 - self.cpu_budget) / self.cpu_budget)
+
+    def _watch_page(self) -> bool:
+        """Ping the page; pause, resume or end on its answers. False: end the thread."""
+        watch = self.watch
+        assert watch is not None
+        watch.ping_if_due()
+        state = watch.state()
+        if state == "gone":
+            if self.on_page_gone is not None:
+                self.ended = "page gone"
+                callback, self.on_page_gone = self.on_page_gone, None
+                try:
+                    callback()
+                except Exception as exc:  # the thread ends anyway
+                    self.errors += 1
+                    self.last_error = exc
+                return False
+            self.paused = True
+        elif self.paused:  # a page answers again: show it the present at once
+            self.paused = False
+            self.tick(force=True)
+            self.resync()
+        return True
 
     def stop(self, timeout: float | None = 5.0) -> bool:
         """Stop the thread and wait for it (up to ``timeout``); True if it ended."""
@@ -264,7 +414,9 @@ class Refresher:
 
     def __repr__(self) -> str:
         state = "running" if self.running else ("closed" if self.closed else "stopped")
+        if self.paused:
+            state += ", paused (no page answers)"
         return (
-            f"<Refresher {state}: {len(self.parts)} parts, max {self.max_rate:g}/s, "
+            f"<Refresher {state}: {len(self._slots)} parts, max {self.max_rate:g}/s, "
             f"{self.updates} updates, {self.resyncs} resyncs, {self.errors} errors>"
         )

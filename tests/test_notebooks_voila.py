@@ -1,0 +1,210 @@
+"""The README's notebooks, served exactly as the README says: ``voila notebooks/<name>.ipynb``.
+
+Each notebook gets its own Voila server (``python -m voila notebooks/<name>.ipynb`` from the
+repository root), and Debian's Chromium opens its page offline. Every page must render without
+an error output, a broken widget or a console error (other than the blocked CDN fetches). The
+live dashboard (notebook 05) must also be alive when the page shows, show every click in every
+panel from one moment, keep its text readable at 1280 and 900 px, and stop its scheduler when
+the page goes away. Screenshots and the click-to-every-panel latencies go to ``artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+import voilakit as vk
+
+vk.skip_module_if_missing()
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+NOTEBOOKS = sorted(p.name for p in (vk.ROOT / "notebooks").glob("*.ipynb"))
+DASHBOARD = "05_live_dashboard.ipynb"
+PANELS = {"controls", "queue", "timeline", "tree", "log", "history"}
+#: Outputs each notebook shows at least (its lesson's prints, tables and pictures).
+MIN_OUTPUTS = {name: 4 for name in NOTEBOOKS}
+
+
+def test_the_readme_points_at_these_notebooks_with_runnable_commands():
+    readme = (vk.ROOT / "README.md").read_text()
+    assert len(NOTEBOOKS) == 7
+    for name in NOTEBOOKS:
+        number = name.partition("_")[0]
+        assert number in readme, f"the README does not mention notebook {number}"
+    commands = re.findall(r"\.venv/bin/voila (\S+)", readme)
+    assert f"notebooks/{DASHBOARD}" in commands
+    assert all((vk.ROOT / c).exists() for c in commands), commands
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = vk.launch_chromium(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def dashboard_server():
+    server = vk.VoilaServer(f"notebooks/{DASHBOARD}", "voila-05.log")
+    yield server
+    server.stop()
+
+
+def open_dashboard(browser, server, width: int = 1280):
+    page = vk.new_page(browser, width=width, height=3200)
+    seconds = vk.wait_voila_page(page, server.page_url(), ".tsl-dashboard")
+    page.wait_for_function(
+        "n => document.querySelectorAll('.tsl-dashboard .tsl-stamp').length >= n", arg=len(PANELS)
+    )
+    return page, seconds
+
+
+@pytest.mark.parametrize("name", [n for n in NOTEBOOKS if n != DASHBOARD])
+def test_teaching_notebook_renders_in_voila(browser, name):
+    server = vk.VoilaServer(f"notebooks/{name}", f"voila-{name}.log")
+    try:
+        page = vk.new_page(browser, width=1280, height=1600)
+        vk.wait_voila_page(page, server.page_url(), ".jp-OutputArea-output")
+        page.wait_for_load_state("load")
+        outputs = page.locator(".jp-OutputArea-output")
+        assert outputs.count() >= MIN_OUTPUTS[name]
+        assert page.locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+        assert page.get_by_text("There was an error when executing cell").count() == 0
+        broken = page.evaluate(
+            "() => [...document.images].filter(i => i.complete && !i.naturalWidth).length"
+        )
+        assert broken == 0
+        page.screenshot(path=str(vk.ARTIFACTS / f"voila-{Path(name).stem}.png"))
+        vk.check_clean(page)
+        page.context.close()
+    finally:
+        server.stop()
+
+
+def test_dashboard_is_live_readable_and_speaks_one_time_language(browser, dashboard_server):
+    page, seconds = open_dashboard(browser, dashboard_server)
+    vk.check_clean(page)
+    first = vk.stamps(page)
+    assert set(first) == PANELS and len(set(first.values())) == 1, first
+    # the page changes by itself on the real clock: new rows reach every panel
+    page.wait_for_function(
+        f"() => {{ const s = ({vk.STAMPS_JS})(); const v = Object.values(s);"
+        f" return v.length === {len(PANELS)} && v.every(x => x > {max(first.values())}); }}",
+        timeout=15_000,
+    )
+    from playwright.sync_api import expect
+
+    queue = page.locator(".tsl-queue-table")
+    expect(queue).to_contain_text("next round")  # always pending
+    expect(queue).to_contain_text("heartbeat")  # pending, but for the 50 ms of each run
+    text = page.locator(".tsl-dashboard").inner_text()
+    assert not vk.EPOCH_LIKE.findall(text), vk.EPOCH_LIKE.findall(text)[:5]
+    assert re.search(r"now \d+\.\d{3} s", text)
+    assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 11]) == []
+    assert page.evaluate(vk.SCALED_IMAGES_JS, ".tsl-dashboard") == []
+    # two columns on a wide page
+    controls = page.locator(".tsl-controls").bounding_box()
+    queue_box = page.locator(".tsl-queue").bounding_box()
+    tree, log = page.locator(".tsl-tree").bounding_box(), page.locator(".tsl-log").bounding_box()
+    assert abs(controls["y"] - queue_box["y"]) < 2 and queue_box["x"] > controls["x"] + 300
+    assert abs(tree["y"] - log["y"]) < 2 and log["x"] > tree["x"] + 300
+    page.locator(".tsl-dashboard").screenshot(path=str(vk.ARTIFACTS / "dashboard-05-1280.png"))
+    vk.check_clean(page)
+    page.context.close()
+    (vk.ARTIFACTS / "voila-05-ready.txt").write_text(f"page ready in {seconds:.1f} s\n")
+
+
+def test_narrow_page_is_one_column_and_still_readable(browser, dashboard_server):
+    page, _ = open_dashboard(browser, dashboard_server, width=900)
+    boxes = {
+        name: page.locator(f".tsl-{name}").bounding_box()
+        for name in ("controls", "queue", "timeline", "tree", "log", "history")
+    }
+    order = sorted(boxes, key=lambda n: boxes[n]["y"])
+    assert order == ["controls", "queue", "timeline", "tree", "log", "history"], order
+    assert len({round(b["x"]) for b in boxes.values()}) == 1  # one column
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 900
+    text = page.locator(".tsl-dashboard").inner_text()  # the first round's rejection is shown
+    assert not vk.EPOCH_LIKE.findall(text), vk.EPOCH_LIKE.findall(text)[:5]
+    assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 11]) == []
+    assert page.evaluate(vk.SCALED_IMAGES_JS, ".tsl-dashboard") == []
+    page.locator(".tsl-dashboard").screenshot(path=str(vk.ARTIFACTS / "dashboard-05-900.png"))
+    vk.check_clean(page)
+    page.context.close()
+
+
+def agreeing_share(page, samples: int = 40) -> float:
+    """The share of samples (every 50 ms) in which all panels show the same moment."""
+    agree = 0
+    for _ in range(samples):
+        if len(set(vk.stamps(page).values())) == 1:
+            agree += 1
+        page.wait_for_timeout(50)
+    return agree / samples
+
+
+def test_clicks_reach_every_panel_from_one_moment(browser, dashboard_server):
+    page, _ = open_dashboard(browser, dashboard_server)
+    page.locator(".tsl-label input").fill("clicked")
+    page.locator(".tsl-label input").press("Tab")
+    page.locator(".tsl-log-rows input").fill("60")  # the heartbeat logs ~8 rows/s: keep ours
+    page.locator(".tsl-log-rows input").press("Enter")
+    page.locator(".tsl-mode button", has_text="at time").click()  # pre-filled 10 s ahead
+    page.wait_for_function(
+        "() => /^\\d+\\.000$/.test(document.querySelector('.tsl-when input').value)"
+    )
+    latencies = []
+    first = vk.click_and_wait(page, "button.tsl-schedule")
+    assert "Case" in first["result"] and "clicked" in first["queue"] and "clicked" in first["log"]
+    task = re.search(r"task #(\d+) is queued", first["result"]).group(1)
+    second = vk.click_and_wait(page, "button.tsl-schedule")  # the very same request again
+    assert "duplicate" in second["result"] and f"existing task #{task}" in second["result"]
+    third = vk.click_and_wait(page, "button.tsl-cancel")  # cancels it by the ID put in the box
+    assert f"cancel #{task}: cancelled" in third["result"]
+    assert "clicked" not in third["queue"] and "cancel" in third["log"]
+    for outcome in (first, second, third):
+        assert set(outcome["stamps"]) == PANELS
+        latencies.append(outcome["all"])
+    assert agreeing_share(page) >= 0.9
+    record = {
+        "click_to_every_panel_ms": [round(x) for x in latencies],
+        "click_to_result_ms": [round(o["answered"]) for o in (first, second, third)],
+        "median_ms": round(statistics.median(latencies)),
+    }
+    path = vk.ARTIFACTS / "latency-05.json"
+    history = json.loads(path.read_text()) if path.exists() else []
+    path.write_text(json.dumps([*history[-19:], record], indent=1))
+    print("click -> every panel (ms):", record)
+    vk.check_clean(page)
+    page.context.close()
+
+
+def test_closing_the_page_shuts_the_scheduler_down(browser, dashboard_server):
+    page, _ = open_dashboard(browser, dashboard_server)
+    pid = dashboard_server.kernel_pid(vk.kernel_id(page))
+    assert pid is not None, "no kernel process for the page"
+    busy = vk.cpu_share(pid, 2.0)
+    threads_open = vk.thread_count(pid)
+    closed_at = time.monotonic()
+    page.context.close()  # no unload handshake: a closed laptop, a crashed tab
+    quiet = None
+    deadline = closed_at + 30
+    while time.monotonic() < deadline:
+        if vk.cpu_share(pid, 1.0) < 0.02 and vk.thread_count(pid) <= threads_open - 3:
+            quiet = time.monotonic() - closed_at
+            break
+    assert quiet is not None, (busy, threads_open, vk.thread_count(pid))
+    assert busy > 0.02  # it was doing something before
+    assert vk.cpu_share(pid, 2.0) < 0.02  # and stays quiet
+    (vk.ARTIFACTS / "voila-05-close.txt").write_text(
+        f"kernel {pid}: {busy:.0%} of a core and {threads_open} threads while open; "
+        f"quiet with {vk.thread_count(pid)} threads {quiet:.1f} s after the page closed\n"
+    )
