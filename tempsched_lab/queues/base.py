@@ -127,7 +127,7 @@ def point_add(points: Points, due: float, task: Task) -> None:
     point = points.get(due)
     if point is None:
         points[due] = task
-    elif type(point) is TimePoint:
+    elif isinstance(point, TimePoint):
         point.add(task)
     else:
         points[due] = TimePoint((point, task))

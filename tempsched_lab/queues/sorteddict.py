@@ -87,7 +87,7 @@ class SortedDictQueue(TimerQueue):
                     self._times.add(due)
                 else:
                     self._deferred.append(due)
-            elif type(point) is TimePoint:
+            elif isinstance(point, TimePoint):
                 point.add(task)
             else:
                 later[due] = TimePoint((point, task))
@@ -132,7 +132,7 @@ class SortedDictQueue(TimerQueue):
             due = self._times.pop(0)
             self._head_time = due
             point = self._later.pop(due)
-            self._head = point if type(point) is TimePoint else TimePoint((point,))
+            self._head = point if isinstance(point, TimePoint) else TimePoint((point,))
         else:
             self._head_time, self._head = None, TimePoint()
 
