@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .clock import RealClock, VirtualClock
+from .scenarios import schedule_demo
 from .scheduler import PastTimeError, Scheduler, SchedulerClosedError
 
 if TYPE_CHECKING:
@@ -25,12 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["DemoResult", "LiveScenario", "run_demo", "work"]
 
 
-def _work(name: str) -> str:
-    return name
-
-
-def _fail() -> None:
-    raise RuntimeError("this task fails on purpose: the log keeps its traceback")
+def _work(*args: str) -> str:
+    return args[0] if args else "tick"
 
 
 class DemoResult:
@@ -61,24 +58,8 @@ def run_demo(
     clock = VirtualClock() if virtual else RealClock()
     s = Scheduler(clock, executor="inline" if virtual else "pool")
     t0 = clock.now()
-
-    def at(x: float) -> float:
-        return t0 + x * scale
-
-    s.schedule(_work, at=at(1.0), args=("a",), label="work")  # case 2: empty
-    s.schedule(_work, at=at(0.5), args=("b",), label="work")  # case 3: earlier than head
-    s.schedule(_work, at=at(2.0), args=("c",), label="work")  # case 4: new time point
-    s.schedule(_work, at=at(0.5), args=("b",), label="work")  # case 5: duplicate of head
-    s.schedule(_work, at=at(0.5), args=("d",), label="work")  # case 6: joins head
-    s.schedule(_work, at=at(2.0), args=("c",), label="work")  # case 7: duplicate in queue
-    s.schedule(_work, at=at(2.0), args=("e",), label="work")  # case 8: joins time point
-    with contextlib.suppress(PastTimeError):  # case 1: in the past, rejected
-        s.schedule(_work, at=t0 - 1.0, args=("late",), label="work")
-    s.schedule(_work, at=at(0.25), period=0.25 * scale, args=("tick",), label="heartbeat")
-    s.schedule(threading.Event(), at=at(1.5), label="ready flag")
-    s.schedule(_fail, at=at(1.25), label="failing task")
-    doomed = s.schedule(_work, at=at(2.5), args=("never",), label="cancelled")
-    s.cancel(doomed)
+    ids = schedule_demo(s, t0=t0, scale=scale, work=_work)  # the scenario of the plots too
+    s.cancel(ids["cancelled"])
     end = t0 + seconds * scale
     if isinstance(clock, VirtualClock):
         clock.run_until(end)

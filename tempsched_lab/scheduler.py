@@ -701,10 +701,11 @@ class Scheduler:
         if case is _PAST:
             name = _ORIGIN_NAMES[origin]
             has_worker = self._driver.blocking
+            scale = TimeScale(self.time_origin)
             if rec is not None:
                 rec.rejected(now, 1, due, task.name, short_repr(task.args), task.period, origin,
-                             f"due={due!r} is before now={now!r}")  # fmt: skip
-            scale = TimeScale(self.time_origin)
+                             f"due ({scale.at(due)}) is {fmt_duration(now - due)} before now "
+                             f"({scale.at(now)})")  # fmt: skip
             raise PastTimeError(
                 f"at/delay: the requested time ({scale.at(due)}) is {fmt_duration(now - due)} "
                 f"in the past (now: {scale.at(now)}); case 1: nothing was scheduled",

@@ -36,7 +36,7 @@ from ._data import task_runs
 from .colors import CASE_COLORS, OUTCOME_COLORS, OUTCOMES, case_color, outcome_color
 from .depth import plot_queue_depth, queue_depth
 from .designs import plot_heap, plot_queue, plot_sorteddict, plot_wheel
-from .examples import VirtualWorker, example_frame, example_scheduler, run_virtual
+from .examples import example_frame, example_scheduler
 from .lateness import lateness_values, plot_lateness
 from .summary import plot_summary
 from .timeline import plot_timeline
@@ -47,7 +47,6 @@ __all__ = [
     "OUTCOMES",
     "OUTCOME_COLORS",
     "LabFigure",
-    "VirtualWorker",
     "case_color",
     "example_frame",
     "example_scheduler",
@@ -64,7 +63,6 @@ __all__ = [
     "plot_timeline",
     "plot_wheel",
     "queue_depth",
-    "run_virtual",
     "task_runs",
     "tree_layout",
 ]
