@@ -1,0 +1,119 @@
+"""The metadata every log file carries, and the checks it makes possible.
+
+One JSON object, the same for both formats (a CSV file's first line, a Parquet
+file's key-value metadata under ``tempsched_lab``)::
+
+    {"format": 2, "rows": 20, "first_seq": 0, "checksum": "crc32",
+     "columns": {"seq": "1c291ca3", ...}, "time_origin": 0.0,
+     "escaped": ["label", ...], "attrs": {}}
+
+``rows`` finds a file that was cut short, ``columns`` (one checksum per stored
+column, see :func:`.frames.column_checksums`) one that was damaged or edited,
+and names the column; ``time_origin`` restores ``frame.attrs["time_origin"]``.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from ..timescale import ORIGIN_ATTR
+from .errors import LogFileError
+from .frames import STORED, column_checksums
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["FORMAT_VERSION", "build_metadata", "parse_metadata", "restore_attrs", "verify"]
+
+#: Version of the file layout; 1 was the plain CSV/Parquet of earlier releases (no metadata).
+FORMAT_VERSION = 2
+
+
+def _portable_attrs(frame: pd.DataFrame) -> dict[str, Any]:
+    """``frame.attrs`` entries a file can hold (JSON scalars); the others are named in a warning."""
+    kept: dict[str, Any] = {}
+    for key, value in frame.attrs.items():
+        if isinstance(key, str) and (value is None or isinstance(value, (str, int, float, bool))):
+            kept[key] = value
+        else:
+            warnings.warn(
+                f"frame.attrs[{key!r}] is not saved in the log file: only text, numbers, "
+                f"booleans and None are (it is a {type(value).__name__})",
+                stacklevel=4,
+            )
+    return kept
+
+
+def build_metadata(frame: pd.DataFrame, *, escaped: list[str], **extra: Any) -> dict[str, Any]:
+    """The metadata of a normalized ``frame`` about to be written as it is."""
+    attrs = _portable_attrs(frame)
+    origin = attrs.pop(ORIGIN_ATTR, None)
+    return {
+        "format": FORMAT_VERSION,
+        "rows": len(frame),
+        "first_seq": int(frame["seq"].iloc[0]) if len(frame) else None,
+        "checksum": "crc32",
+        "columns": column_checksums(frame),
+        "time_origin": origin,
+        "escaped": escaped,
+        "attrs": attrs,
+        **extra,
+    }
+
+
+def dumps(meta: dict[str, Any]) -> str:
+    """One line of ASCII JSON (non-ASCII and lone surrogates escaped; NaN allowed)."""
+    return json.dumps(meta, ensure_ascii=True, separators=(",", ":"))
+
+
+def parse_metadata(text: str | bytes, source: str) -> dict[str, Any]:
+    """The metadata object, checked for the keys and the version this reader understands."""
+    try:
+        meta = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise LogFileError(f"{source}: its metadata is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("format"), int):
+        raise LogFileError(f"{source}: its metadata has no format version")
+    if meta["format"] > FORMAT_VERSION:
+        raise LogFileError(
+            f"{source}: written in log file format {meta['format']}; this version of "
+            f"tempsched_lab reads formats up to {FORMAT_VERSION}: upgrade tempsched_lab"
+        )
+    checks = {
+        "rows": lambda v: isinstance(v, int) and v >= 0,
+        "columns": lambda v: isinstance(v, dict) and set(STORED) <= set(v),
+        "escaped": lambda v: isinstance(v, list) and set(v) <= set(STORED),
+        "attrs": lambda v: isinstance(v, dict),
+        "time_origin": lambda v: v is None or isinstance(v, (int, float)),
+        "checksum": lambda v: v == "crc32",
+    }
+    for key, ok in checks.items():
+        if key not in meta or not ok(meta[key]):
+            raise LogFileError(f"{source}: its metadata has no valid {key!r} ({meta.get(key)!r})")
+    return meta
+
+
+def verify(frame: pd.DataFrame, meta: dict[str, Any], source: str) -> None:
+    """Raise :class:`LogFileError` unless ``frame`` is exactly what ``meta`` says was written."""
+    if len(frame) != meta["rows"]:
+        raise LogFileError(
+            f"{source}: holds {len(frame)} rows but its metadata says {meta['rows']}: "
+            "the file was changed after it was written"
+        )
+    sums = column_checksums(frame)
+    for name in STORED:
+        if sums[name] != meta["columns"][name]:
+            raise LogFileError(
+                f"{source}: column {name!r} does not match its checksum: the file was damaged "
+                "or edited after it was written"
+            )
+
+
+def restore_attrs(frame: pd.DataFrame, meta: dict[str, Any]) -> pd.DataFrame:
+    """Put the saved ``attrs`` (and ``time_origin``) back on ``frame``."""
+    frame.attrs.update(meta["attrs"])
+    if meta["time_origin"] is not None:
+        frame.attrs[ORIGIN_ATTR] = meta["time_origin"]
+    return frame

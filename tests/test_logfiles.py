@@ -1,0 +1,611 @@
+"""Event-log files: atomic writes, exact round trips, cuts and damage named, spill segments."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tempsched_lab import PastTimeError, Scheduler, VirtualClock, audit, replay
+from tempsched_lab.logfiles import (
+    LogFileError,
+    SegmentWriter,
+    TruncatedLogError,
+    UncheckedLogWarning,
+    normalize_frame,
+    read_log,
+    write_log,
+)
+from tempsched_lab.logfiles.frames import STORED, TEXT_COLUMNS
+from tempsched_lab.logfiles.text import escape_text, unescape_text
+
+NASTY = [
+    "a\rb",  # a bare carriage return (F11: unreadable before)
+    "line\nbreak",
+    "cr\r\nlf",
+    'quote "q", comma',
+    "# hash",
+    "  spaces  ",
+    "None",
+    "NA",
+    "nan",
+    "",  # empty, not missing (F11: came back NaN)
+    "\ud800 lone surrogate",  # (F11: UnicodeEncodeError and a partial file)
+    "\\e starts like an escape",
+    "\\",
+    "naïve – ünïcödé ✓ 日本",
+]
+
+
+def noop(*args):
+    return None
+
+
+def fail(message):
+    raise ValueError(message)
+
+
+def nasty_log(labels=NASTY, start=1_700_000_000.0, error="boom \udcff"):
+    """A log of every row kind, with ``labels`` as task labels and argument text."""
+    clock = VirtualClock(start=start)
+    s = Scheduler(clock)
+    for i, label in enumerate(labels):
+        s.schedule(noop, delay=1 + i % 3, args=(label,), label=label)
+    s.schedule(fail, delay=1, args=(error,), label="fails")
+    s.schedule(threading.Event(), delay=2)
+    tid = s.schedule(noop, delay=0.5, period=0.5, label="poller")
+    with pytest.raises(PastTimeError):
+        s.schedule(noop, delay=-1, label="late")
+    clock.advance(3)
+    s.cancel(tid)
+    s.cancel(999)
+    s.schedule(noop, delay=5, label="dropped at shutdown")
+    s.shutdown()
+    return s.log.to_frame()
+
+
+@pytest.fixture(scope="module")
+def frame():
+    return nasty_log()
+
+
+def assert_same(back, frame):
+    pd.testing.assert_frame_equal(back, frame, check_exact=True)
+    assert back.attrs == frame.attrs
+
+
+# -- exact round trips ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["log.csv", "log.parquet", "log.pq"])
+def test_every_nasty_text_round_trips_exactly(tmp_path, frame, name):
+    path = write_log(frame, tmp_path / name)
+    back = read_log(path)
+    assert_same(back, frame)
+    assert set(NASTY) <= set(back["label"].dropna())
+    assert back.loc[back["label"] == "", "kind"].tolist()  # empty labels stayed "" ...
+    assert back["label"].isna().sum() == frame["label"].isna().sum()  # ... and missing ones NaN
+    assert back.attrs["time_origin"] == 1_700_000_000.0
+    assert audit(back).ok
+    assert replay(back) == replay(frame)
+    assert os.listdir(tmp_path) == [name]  # no temporary file left behind
+
+
+def test_csv_file_is_plain_csv_between_a_metadata_line_and_an_end_line(tmp_path, frame):
+    path = write_log(frame, tmp_path / "log.csv")
+    lines = path.read_bytes().split(b"\r\n")
+    assert lines[0].startswith(b"#tempsched-lab event log {")
+    assert lines[1].decode() == ",".join(STORED)
+    assert lines[-2] == f"#end of event log: {len(frame)} rows".encode()
+    assert lines[-1] == b""
+    assert b'"a\rb"' in path.read_bytes()  # a bare \r is quoted
+    path.read_bytes().decode("utf-8")  # valid UTF-8: the lone surrogate is escaped
+
+
+TEXT = st.one_of(
+    st.none(),
+    st.text(st.characters(codec=None, exclude_categories=[]), max_size=12),
+    st.sampled_from(NASTY),
+)
+
+
+@given(data=st.data(), fmt=st.sampled_from(["csv", "parquet"]))
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_random_text_round_trips_exactly(tmp_path, frame, data, fmt):
+    raw = frame.iloc[:20].copy()
+    for name in TEXT_COLUMNS:
+        values = data.draw(st.lists(TEXT, min_size=len(raw), max_size=len(raw)))
+        raw[name] = pd.Series(values, dtype=object)
+    expected = normalize_frame(raw)
+    expected.attrs = {"time_origin": data.draw(st.floats(allow_nan=False)), "note": "x\ud800"}
+    back = read_log(write_log(expected, tmp_path / f"log.{fmt}", fsync=False))
+    assert_same(back, expected)
+
+
+INTS = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1))
+
+
+@given(data=st.data(), fmt=st.sampled_from(["csv", "parquet"]))
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_random_numbers_round_trip_exactly(tmp_path, frame, data, fmt):
+    raw = frame.iloc[:12].copy()
+    n = len(raw)
+    for c in ("t", "wall", "due", "lateness", "wait", "head_before", "period"):
+        raw[c] = data.draw(st.lists(st.floats(allow_subnormal=True), min_size=n, max_size=n))
+    for c in ("task_id", "dup_of", "ready_size", "missed"):
+        raw[c] = pd.array(data.draw(st.lists(INTS, min_size=n, max_size=n)), dtype="Int64")
+    raw["woke"] = pd.array(
+        data.draw(st.lists(st.one_of(st.none(), st.booleans()), min_size=n, max_size=n)),
+        dtype="boolean",
+    )
+    raw["case"] = pd.array(
+        data.draw(st.lists(st.one_of(st.none(), st.integers(1, 8)), min_size=n, max_size=n)),
+        dtype="Int8",
+    )
+    expected = normalize_frame(raw)
+    back = read_log(write_log(expected, tmp_path / f"log.{fmt}", fsync=False))
+    assert_same(back, expected)
+    assert back["t"].map(repr).tolist() == expected["t"].map(repr).tolist()  # -0.0 stays -0.0
+
+
+@given(text=st.text(st.characters(codec=None, exclude_categories=[])), empty=st.booleans())
+def test_escape_is_exact_and_leaves_plain_text_alone(text, empty):
+    stored = escape_text(text, empty=empty)
+    assert unescape_text(stored) == text
+    stored.encode("utf-8")  # always storable
+    plain = text and not text.startswith("\\")
+    if plain and not any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        assert stored == text
+
+
+def test_an_empty_log_round_trips(tmp_path):
+    frame = Scheduler(VirtualClock(start=5.0)).log.to_frame()
+    for name in ("log.csv", "log.parquet"):
+        assert_same(read_log(write_log(frame, tmp_path / name)), frame)
+
+
+# -- atomic writes ----------------------------------------------------------------------
+
+
+def test_a_failed_write_leaves_no_partial_file_and_keeps_the_old_one(tmp_path, frame, monkeypatch):
+    path = write_log(frame.iloc[:5], tmp_path / "log.csv")
+    before = path.read_bytes()
+    from tempsched_lab.logfiles import csvfile
+
+    real = csvfile.write_csv_log
+
+    def half_then_fail(data, tmp):
+        real(data, tmp)
+        assert tmp.stat().st_size > 1000  # something was written under the temporary name
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("tempsched_lab.logfiles.write_csv_log", half_then_fail)
+    with pytest.raises(OSError, match=r"cannot write the event log '.*log\.csv': No space left"):
+        write_log(frame, path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["log.csv"]
+
+
+@pytest.mark.parametrize("name", ["log.csv", "log.parquet"])
+def test_a_full_disk_leaves_no_file_and_names_the_path(tmp_path, frame, name):
+    """A real write failure: the process may not write files larger than 4 kB (EFBIG)."""
+    code = f"""
+import resource, signal, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from test_logfiles import nasty_log
+from tempsched_lab.logfiles import write_log
+frame = nasty_log()
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+try:
+    write_log(frame, {str(tmp_path / name)!r})
+except OSError as exc:
+    print(type(exc).__name__, exc)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert re.search(rf"cannot write the event log '.*{name}': .*File too large", out.stdout), out
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_missing_directory_is_named(tmp_path, frame):
+    with pytest.raises(FileNotFoundError, match=r"cannot write the event log '.*nowhere/log\.csv'"):
+        write_log(frame, tmp_path / "nowhere" / "log.csv")
+
+
+def test_a_frame_no_log_can_hold_is_refused_before_any_file_is_touched(tmp_path, frame):
+    bad = frame.astype({"kind": object})
+    bad.loc[3, "kind"] = "bogus"
+    with pytest.raises(LogFileError, match=r"frame: column 'kind', row 3 \(seq 3\): 'bogus'"):
+        write_log(bad, tmp_path / "log.csv")
+    with pytest.raises(LogFileError, match=r"columns \['due'\] are missing"):
+        write_log(frame.drop(columns="due"), tmp_path / "log.csv")
+    assert os.listdir(tmp_path) == []
+
+
+def test_format_comes_from_fmt_or_the_suffix(tmp_path, frame):
+    with pytest.raises(ValueError, match=r"path='.*log\.txt': cannot tell the format"):
+        write_log(frame, tmp_path / "log.txt")
+    with pytest.raises(ValueError, match=r"fmt='xlsx': expected 'csv' or 'parquet'"):
+        write_log(frame, tmp_path / "log.csv", fmt="xlsx")
+    with pytest.raises(TypeError, match="path=3"):
+        write_log(frame, 3)
+    for fmt in ("csv", "parquet"):  # any name, told by content on reading
+        assert_same(read_log(write_log(frame, tmp_path / f"{fmt}.log", fmt=fmt)), frame)
+
+
+def test_parquet_without_pyarrow_says_how_to_install_it(tmp_path, frame, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(ImportError, match=r"pip install 'tempsched-lab\[parquet\]'"):
+        write_log(frame, tmp_path / "log.parquet")
+    with pytest.raises(ImportError, match="need pyarrow"):
+        SegmentWriter(tmp_path / "spill")
+    assert os.listdir(tmp_path) == []
+
+
+# -- truncation ---------------------------------------------------------------------------
+
+
+def row_ends(data: bytes, rows: int) -> list[int]:
+    """Offset just past each row's line end, found from each next row's ``\\r\\n<seq>,``."""
+    starts = [data.index(f"\r\n{seq},".encode()) + 2 for seq in range(rows)]
+    return [*starts[1:], data.rindex(b"\r\n#end of event log") + 2]
+
+
+def check_csv_cuts(tmp_path, every_byte: bool) -> int:
+    """Cut a CSV log at many offsets; each cut must say exactly how many whole rows it holds."""
+    frame = nasty_log(labels=["a\rb", 'multi\nline "quoted"\r\nlabel', "", "plain"])
+    data = write_log(frame, tmp_path / "log.csv", fsync=False).read_bytes()
+    n = len(frame)
+    first_line = data.index(b"\r\n") + 2
+    ends = row_ends(data, n)
+    if every_byte:
+        cuts = range(len(data))
+    else:  # around every line end, all through the quoted multi-line label, and a stride
+        quoted = data.index(b'"multi')
+        cuts = sorted(
+            {c + d for c in [first_line, *ends] for d in (-2, -1, 0, 1)}
+            | set(range(quoted, quoted + 40))
+            | set(range(0, len(data), 41))
+        )
+    cut_path = tmp_path / "cut.csv"
+    for cut in cuts:
+        cut_path.write_bytes(data[:cut])
+        with pytest.raises(TruncatedLogError) as info:
+            read_log(cut_path)
+        message = str(info.value)
+        if cut < first_line:
+            assert re.search("cut short (inside its first|at its start)", message), (cut, message)
+            continue
+        whole = sum(end <= cut for end in ends)
+        if whole == n:
+            assert f"holds all {n} rows but its end line is missing" in message, (cut, message)
+        else:
+            assert f"holds {whole} of {n} rows: the file was cut short" in message, (cut, message)
+    return len(cuts)
+
+
+def test_a_csv_cut_at_line_ends_and_inside_quotes_says_how_many_rows_it_holds(tmp_path):
+    assert check_csv_cuts(tmp_path, every_byte=False) > 300
+
+
+@pytest.mark.slow
+def test_a_csv_cut_at_every_byte_says_how_many_rows_it_holds(tmp_path):
+    assert check_csv_cuts(tmp_path, every_byte=True) > 5000
+
+
+def test_the_f12_case_a_csv_cut_at_60_percent(tmp_path):
+    frame = nasty_log(labels=["x"] * 4)
+    path = write_log(frame, tmp_path / "log.csv")
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * 0.6)])
+    with pytest.raises(
+        TruncatedLogError, match=rf"holds \d+ of {len(frame)} rows: the file was cut"
+    ):
+        read_log(path)
+
+
+def test_a_parquet_cut_anywhere_is_refused(tmp_path, frame):
+    data = write_log(frame, tmp_path / "log.parquet").read_bytes()
+    cut_path = tmp_path / "cut.parquet"
+    for cut in range(0, len(data), max(1, len(data) // 400)):
+        cut_path.write_bytes(data[:cut])
+        with pytest.raises(TruncatedLogError, match="cut short"):
+            read_log(cut_path)
+
+
+# -- damage -------------------------------------------------------------------------------
+
+
+def edited(path: Path, old: bytes, new: bytes) -> Path:
+    data = path.read_bytes()
+    assert data.count(old) >= 1, old
+    path.write_bytes(data.replace(old, new, 1))
+    return path
+
+
+@pytest.fixture
+def small_csv(tmp_path):
+    return write_log(nasty_log(labels=["x", "y"]), tmp_path / "log.csv")
+
+
+def test_an_edited_cell_is_caught_by_its_column_checksum(small_csv):
+    edited(small_csv, b",1700000001.0,", b",1700000001.5,")
+    with pytest.raises(LogFileError, match=r"column '\w+' does not match its checksum"):
+        read_log(small_csv)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (b"\r\n3,", b"\r\nthree,", r"column 'seq', row 3: 'three' is not an integer"),
+        (b",schedule,", b",bogus,", r"column 'kind', row 0 \(seq 0\): 'bogus' is not one of sch"),
+        (b",user,", b",robot,", r"column 'origin', row 0 \(seq 0\): 'robot' is not one of user"),
+        (b",False,", b",maybe,", r"column 'woke', row 0 \(seq 0\): 'maybe' is not True or False"),
+        (b",1700000001.0,", b",soon,", r"column 'due', row 0 \(seq 0\): 'soon' is not a number"),
+        (b"\r\n0,1700000000.0,", b"\r\n0,1e999x,", r"column 't', row 0 \(seq 0\): '1e999x'"),
+        (b"schedule,0,2,", b"schedule,0.5,2,", r"column 'task_id', row 0 \(seq 0\): '0.5' is not"),
+        (
+            b"schedule,0,2,",
+            b"schedule,0,9,",
+            r"column 'case', row 0 \(seq 0\): 9 is not a decision",
+        ),
+    ],
+)
+def test_an_impossible_value_names_the_column_row_and_value(small_csv, old, new, message):
+    edited(small_csv, old, new)
+    with pytest.raises(LogFileError, match=message):
+        read_log(small_csv)
+
+
+def test_a_missing_column_or_bad_bytes_are_named(small_csv, tmp_path):
+    data = small_csv.read_bytes()
+    edited(small_csv, b",due,", b",due_at,")
+    with pytest.raises(LogFileError, match=r"missing \['due'\], unexpected \['due_at'\]"):
+        read_log(small_csv)
+    small_csv.write_bytes(data.replace(b"MainThread", b"Main\xffThread", 1))
+    with pytest.raises(LogFileError, match="not UTF-8 text"):
+        read_log(small_csv)
+    small_csv.write_bytes(data + b"junk")
+    with pytest.raises(LogFileError, match="4 unexpected bytes after its end line"):
+        read_log(small_csv)
+    small_csv.write_bytes(data.replace(b'{"format":2,', b'{"format":7,', 1))
+    with pytest.raises(LogFileError, match=r"format 7; this version .* reads formats up to 2"):
+        read_log(small_csv)
+    not_a_log = tmp_path / "notes.csv"
+    not_a_log.write_text("a,b\n1,2\n")
+    with pytest.raises(LogFileError, match="not an event-log file"):
+        read_log(not_a_log)
+
+
+def test_a_damaged_parquet_file_is_refused_with_a_clear_error(tmp_path, frame):
+    data = write_log(frame, tmp_path / "log.parquet").read_bytes()
+    damaged = tmp_path / "damaged.parquet"
+    caught = 0
+    for at in range(8, len(data) - 8, max(1, len(data) // 300)):
+        flipped = bytearray(data)
+        flipped[at] ^= 0x5A
+        damaged.write_bytes(bytes(flipped))
+        try:
+            back = read_log(damaged)
+        except LogFileError:
+            caught += 1
+        else:  # a flip in padding or unused statistics changes nothing read back
+            assert_same(back, frame)
+    assert caught > 200
+
+
+# -- files of format 1 (before metadata) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["old.csv", "old.parquet"])
+def test_files_without_metadata_still_read_with_a_warning(tmp_path, name):
+    frame = nasty_log(labels=["x", "None", 'q "1", 2'], error="boom")
+    path = tmp_path / name
+    stored = frame[list(STORED)]  # what write_frame of the previous version wrote
+    stored.to_csv(path, index=False) if name.endswith(".csv") else stored.to_parquet(path)
+    with pytest.warns(UncheckedLogWarning, match="cannot be checked"):
+        back = read_log(path)
+    pd.testing.assert_frame_equal(back, frame, check_exact=True)
+
+
+def test_normalize_frame_is_idempotent_on_to_frame_output(frame):
+    pd.testing.assert_frame_equal(normalize_frame(frame), frame, check_exact=True)
+
+
+# -- spill segments -----------------------------------------------------------------------
+
+
+def chunks_of(frame, size):
+    return [frame.iloc[i : i + size] for i in range(0, len(frame), size)]
+
+
+@pytest.fixture
+def big_frame():
+    clock = VirtualClock(start=1000.0)
+    s = Scheduler(clock)
+    for i in range(120):
+        s.schedule(noop, at=1000.5 + i % 17, args=(i,), label=f"job {i % 5}" if i % 9 else "")
+    clock.run_until(1100.0)
+    s.shutdown()
+    return s.log.to_frame()
+
+
+def head(frame, rows):
+    """The first ``rows`` rows as a log of their own would give them (categories, attrs)."""
+    out = normalize_frame(frame.iloc[:rows])
+    out.attrs = dict(frame.attrs)
+    return out
+
+
+def spill(directory, frame, size=97, close=True):
+    writer = SegmentWriter(directory, time_origin=frame.attrs["time_origin"], fsync=False)
+    paths = [writer.write(chunk) for chunk in chunks_of(frame, size)]
+    if close:
+        writer.close()
+    return writer, paths
+
+
+def test_spilled_segments_read_back_as_the_whole_log(tmp_path, big_frame):
+    writer, paths = spill(tmp_path / "spill", big_frame)
+    assert [p.name for p in paths[:2]] == ["segment-000001.parquet", "segment-000002.parquet"]
+    assert writer.rows == len(big_frame) and writer.next_seq == len(big_frame)
+    back = read_log(tmp_path / "spill")
+    assert_same(back, big_frame)
+    assert audit(back).ok
+    assert replay(back, upto=300) == replay(big_frame, upto=300)
+    one = read_log(paths[1])  # each segment is a log file of its own
+    assert one["seq"].iloc[0] == 97 and len(one) == 97
+
+
+def test_an_open_spill_reads_what_was_written_so_far(tmp_path, big_frame):
+    writer, _ = spill(tmp_path / "spill", big_frame.iloc[:300], close=False)
+    assert_same(read_log(tmp_path / "spill"), head(big_frame, 300))
+    assert not writer.closed
+
+
+def test_a_missing_or_damaged_segment_is_named(tmp_path, big_frame):
+    _, paths = spill(tmp_path / "spill", big_frame)
+    paths[2].unlink()
+    with pytest.raises(
+        LogFileError,
+        match=r"segment 3 \(segment-000003\.parquet\) is missing: "
+        r"rows seq 194\.\.290 are lost",
+    ):
+        read_log(tmp_path / "spill")
+    _, paths = spill(tmp_path / "spill2", big_frame)
+    paths[-1].unlink()
+    with pytest.raises(LogFileError, match=rf"segment {len(paths)} .* is missing"):
+        read_log(tmp_path / "spill2")
+    _, paths = spill(tmp_path / "spill3", big_frame)
+    data = bytearray(paths[1].read_bytes())
+    paths[1].write_bytes(bytes(data[: len(data) // 2]))
+    with pytest.raises(
+        TruncatedLogError, match=r"segment 2 \(segment-000002\.parquet\).*cut short"
+    ):
+        read_log(tmp_path / "spill3")
+
+
+def test_segments_swapped_or_out_of_step_are_refused(tmp_path, big_frame):
+    _, paths = spill(tmp_path / "spill", big_frame)
+    tmp = paths[0].with_name("x")
+    paths[0].rename(tmp)
+    paths[1].rename(paths[0])
+    tmp.rename(paths[1])
+    with pytest.raises(LogFileError, match=r"segment 1 .* not segment 1 of this log"):
+        read_log(tmp_path / "spill")
+
+
+def test_the_writer_refuses_gaps_repeats_and_reuse(tmp_path, big_frame):
+    writer = SegmentWriter(tmp_path / "spill", time_origin=1000.0, fsync=False)
+    writer.write(big_frame.iloc[:10])
+    with pytest.raises(ValueError, match="chunk starts at seq 11; the log continues at seq 10"):
+        writer.write(big_frame.iloc[11:20])
+    with pytest.raises(ValueError, match="seq jumps from 21 to 23 at row 2"):
+        writer.write(big_frame.iloc[[20, 21, 23]])
+    other_clock = big_frame.iloc[10:20].copy()
+    other_clock.attrs = {"time_origin": 5.0}
+    with pytest.raises(ValueError, match=r"time_origin'\]=5.0: this writer's log has time_or"):
+        writer.write(other_clock)
+    assert writer.write(big_frame.iloc[10:20]).name == "segment-000002.parquet"
+    assert writer.write(big_frame.iloc[:0]) is None
+    writer.close()
+    with pytest.raises(ValueError, match="closed"):
+        writer.write(big_frame.iloc[20:30])
+    with pytest.raises(FileExistsError, match="is not empty"):
+        SegmentWriter(tmp_path / "spill")
+
+
+def test_a_failed_segment_write_leaves_nothing_and_can_be_retried(tmp_path, big_frame, monkeypatch):
+    writer = SegmentWriter(tmp_path / "spill", time_origin=1000.0, fsync=False)
+    writer.write(big_frame.iloc[:50])
+    from tempsched_lab.logfiles import spill as spill_module
+
+    real = spill_module.write_parquet_log
+
+    def fail(frame, tmp, **extra):
+        real(frame, tmp, **extra)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(spill_module, "write_parquet_log", fail)
+    with pytest.raises(OSError, match=r"cannot write the log segment .*segment-000002\.parquet"):
+        writer.write(big_frame.iloc[50:100])
+    assert sorted(os.listdir(tmp_path / "spill")) == ["log.json", "segment-000001.parquet"]
+    monkeypatch.setattr(spill_module, "write_parquet_log", real)
+    writer.write(big_frame.iloc[50:100])  # the same chunk again
+    writer.close()
+    assert_same(read_log(tmp_path / "spill"), head(big_frame, 100))
+
+
+def test_a_crash_mid_segment_loses_only_that_chunk(tmp_path, big_frame):
+    spill(tmp_path / "spill", big_frame.iloc[:200], size=100, close=False)
+    (tmp_path / "spill" / ".segment-000003.parquet.0badc0de.tmp").write_bytes(b"PAR1 half")
+    back = read_log(tmp_path / "spill")  # the writer never closed: a crash
+    assert back["seq"].tolist() == list(range(200))
+
+
+def test_writes_from_a_background_thread_while_reading(tmp_path, big_frame):
+    writer = SegmentWriter(tmp_path / "spill", time_origin=1000.0, fsync=False)
+    chunks = chunks_of(big_frame, 25)
+    done = threading.Event()
+
+    def spill_all():
+        for chunk in chunks:
+            writer.write(chunk)
+        writer.close()
+        done.set()
+
+    thread = threading.Thread(target=spill_all)
+    thread.start()
+    seen = []
+    while not done.is_set():
+        part = read_log(tmp_path / "spill")
+        assert part["seq"].tolist() == list(range(len(part)))  # always a whole prefix
+        seen.append(len(part))
+    thread.join()
+    assert_same(read_log(tmp_path / "spill"), big_frame)
+    assert seen == sorted(seen)
+
+
+def test_a_spill_of_a_bounded_log_starts_where_the_log_does(tmp_path):
+    clock = VirtualClock()
+    s = Scheduler(clock, max_log_rows=40)
+    for i in range(100):
+        s.schedule(noop, delay=1 + i)
+    frame = s.log.to_frame()
+    assert frame["seq"].iloc[0] == 60
+    spill(tmp_path / "spill", frame, size=15)
+    assert_same(read_log(tmp_path / "spill"), frame)
+
+
+def test_a_directory_that_is_not_a_spill_is_refused(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LogFileError, match="not a spill directory"):
+        read_log(tmp_path / "empty")
+    writer = SegmentWriter(tmp_path / "fresh", time_origin=3.0)
+    back = read_log(tmp_path / "fresh")
+    assert len(back) == 0 and back.attrs["time_origin"] == 3.0
+    writer.close()
+    (tmp_path / "fresh" / "log.json").unlink()
+    with pytest.raises(LogFileError, match="not a spill directory"):
+        read_log(tmp_path / "fresh")
+
+
+def test_no_warning_for_a_checked_file(tmp_path, frame):
+    path = write_log(frame, tmp_path / "log.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_log(path)
