@@ -13,13 +13,14 @@ Timed, each the median of ``--repeats`` runs:
 
 * ``write_log(frame, path)`` and ``read_log(path)`` for CSV and Parquet, with
   ``fsync`` on (the default) and off;
-* the same frame through plain pandas (``to_csv``/``read_csv``,
-  ``to_parquet``/``read_parquet``): what files of format 1 cost, for the ratio;
+* format 1, for the ratio: plain pandas (``to_csv``/``to_parquet``) and reading
+  back with ``read_csv``/``read_parquet`` plus ``normalize_frame``, as the
+  previous ``write_frame``/``read_log`` did (no atomic rename, no checks);
 * spilling: ``SegmentWriter.write`` of ``--chunk``-row chunks (each call's
   latency: the time a background spill thread is busy per chunk), then
   ``read_log(directory)``.
 
-Reported: seconds, rows/s, bytes per row on disk, and new/plain ratios.
+Reported: seconds, rows/s, bytes per row on disk, and format 2 / format 1 ratios.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pandas as pd
 
 from tempsched_lab import Scheduler, VirtualClock
-from tempsched_lab.logfiles import SegmentWriter, read_log, write_log
+from tempsched_lab.logfiles import SegmentWriter, normalize_frame, read_log, write_log
 from tempsched_lab.logfiles.frames import STORED, TEXT_COLUMNS
 
 
@@ -68,52 +69,71 @@ def build_log(rows: int, seed: int = 1) -> pd.DataFrame:
     return s.log.to_frame()
 
 
-def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
-    times = []
+def seconds(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def interleaved(variants: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Median seconds of each variant, run in turn within every repeat.
+
+    On a shared machine the load drifts by 2x over a minute; running the variants
+    side by side keeps their ratios honest even when the absolute times move.
+    """
+    times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for name, fn in variants.items():
+            times[name].append(seconds(fn))
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def files(frame: pd.DataFrame, directory: Path, repeats: int) -> list[dict[str, Any]]:
     """write_log/read_log per format, fsync on and off, against plain pandas."""
     stored = frame[list(STORED)]
     text = {name: object for name in (*TEXT_COLUMNS, "woke")}  # as format 1's read_log did
-    plain = {
+    format1 = {  # format 1: what write_frame/read_log did before format 2
         "csv": (
             lambda p: stored.to_csv(p, index=False),
-            lambda p: pd.read_csv(p, keep_default_na=False, na_values=[""], dtype=text),
+            lambda p: normalize_frame(
+                pd.read_csv(p, keep_default_na=False, na_values=[""], dtype=text)
+            ),
         ),
-        "parquet": (lambda p: stored.to_parquet(p, index=False), pd.read_parquet),
+        "parquet": (
+            lambda p: stored.to_parquet(p, index=False),
+            lambda p: normalize_frame(pd.read_parquet(p)),
+        ),
     }
     results = []
-    for fmt, (plain_write, plain_read) in plain.items():
+    for fmt, (format1_write, format1_read) in format1.items():
         path = directory / f"log.{fmt}"
         old = directory / f"plain.{fmt}"
+        med = interleaved(
+            {
+                "write_s": lambda p=path: write_log(frame, p),
+                "write_nosync_s": lambda p=path: write_log(frame, p, fsync=False),
+                "format1_write_s": lambda p=old, w=format1_write: w(p),
+                "read_s": lambda p=path: read_log(p),
+                "format1_read_s": lambda p=old, r=format1_read: r(p),
+            },
+            repeats,
+        )
         row = {
             "format": fmt,
             "rows": len(frame),
-            "write_s": median_seconds(lambda p=path: write_log(frame, p), repeats),
-            "write_nosync_s": median_seconds(
-                lambda p=path: write_log(frame, p, fsync=False), repeats
-            ),
-            "read_s": median_seconds(lambda p=path: read_log(p), repeats),
+            **med,
             "bytes_per_row": path.stat().st_size / len(frame),
-            "plain_write_s": median_seconds(lambda p=old, w=plain_write: w(p), repeats),
-            "plain_read_s": median_seconds(lambda p=old, r=plain_read: r(p), repeats),
-            "plain_bytes_per_row": old.stat().st_size / len(frame),
+            "format1_bytes_per_row": old.stat().st_size / len(frame),
         }
         results.append(row)
         print(
             f"{fmt:<8} write {row['write_s']:6.2f} s ({len(frame) / row['write_s']:>9,.0f} rows/s; "
             f"{row['write_nosync_s']:.2f} s without fsync)  read {row['read_s']:6.2f} s "
             f"({len(frame) / row['read_s']:>9,.0f} rows/s)  {row['bytes_per_row']:6.1f} B/row\n"
-            f"{'':<8} plain pandas: write {row['plain_write_s']:.2f} s, read "
-            f"{row['plain_read_s']:.2f} s, {row['plain_bytes_per_row']:.1f} B/row; ratio new/plain "
-            f"write {row['write_s'] / row['plain_write_s']:.2f}, "
-            f"read {row['read_s'] / row['plain_read_s']:.2f}"
+            f"{'':<8} format 1: write {row['format1_write_s']:.2f} s, read "
+            f"{row['format1_read_s']:.2f} s, {row['format1_bytes_per_row']:.1f} B/row; ratio 2/1 "
+            f"write {row['write_s'] / row['format1_write_s']:.2f}, "
+            f"read {row['read_s'] / row['format1_read_s']:.2f}"
         )
     return results
 
@@ -133,7 +153,7 @@ def spill(frame: pd.DataFrame, directory: Path, chunk: int, repeats: int) -> dic
                 latencies.append(time.perf_counter() - t1)
         totals.append(time.perf_counter() - t0)
     size = sum(p.stat().st_size for p in target.iterdir())
-    read_s = median_seconds(lambda: read_log(target), repeats)
+    read_s = statistics.median(seconds(lambda: read_log(target)) for _ in range(repeats))
     row = {
         "rows": len(frame),
         "chunk": chunk,

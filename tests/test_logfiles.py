@@ -21,6 +21,7 @@ from tempsched_lab.logfiles import (
     SegmentWriter,
     TruncatedLogError,
     UncheckedLogWarning,
+    concat_frames,
     normalize_frame,
     read_log,
     write_log,
@@ -609,3 +610,19 @@ def test_no_warning_for_a_checked_file(tmp_path, frame):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         read_log(path)
+
+
+def test_spilled_history_and_an_in_memory_tail_join_into_the_whole_log(tmp_path, big_frame):
+    spill(tmp_path / "spill", big_frame.iloc[:250], close=False)
+    tail = big_frame.iloc[250:].reset_index(drop=True)  # rows still in memory
+    whole = concat_frames([read_log(tmp_path / "spill"), tail])
+    whole.attrs = dict(big_frame.attrs)
+    assert_same(whole, big_frame)
+
+
+def test_attrs_a_file_cannot_hold_are_named_and_the_rest_kept(tmp_path, frame):
+    data = frame.copy()
+    data.attrs = {**frame.attrs, "note": "kept", "dropped": 3, "scale": object()}
+    with pytest.warns(UserWarning, match=r"frame.attrs\['scale'\] is not saved .* of type object"):
+        back = read_log(write_log(data, tmp_path / "log.parquet"))
+    assert back.attrs == {**frame.attrs, "note": "kept", "dropped": 3}

@@ -40,7 +40,7 @@ def _portable_attrs(frame: pd.DataFrame) -> dict[str, Any]:
         else:
             warnings.warn(
                 f"frame.attrs[{key!r}] is not saved in the log file: only text, numbers, "
-                f"booleans and None are (it is a {type(value).__name__})",
+                f"booleans and None are (its value is of type {type(value).__name__})",
                 stacklevel=4,
             )
     return kept

@@ -51,6 +51,7 @@ def write_parquet_log(frame: pd.DataFrame, tmp: Path, **extra: Any) -> None:
 
     stored, escaped = escape_columns(frame[list(STORED)], TEXT_COLUMNS, csv=False)
     meta = build_metadata(frame, escaped=escaped, **extra)
+    stored.attrs = {}  # the metadata holds them; pyarrow would try (and warn) on its own
     table = pa.Table.from_pandas(stored, preserve_index=False)
     # Only our metadata: the reader types columns itself, not from pandas' own JSON.
     table = table.replace_schema_metadata({KEY: dumps(meta).encode("ascii")})

@@ -143,17 +143,17 @@ class SegmentWriter:
         """Record the totals in the manifest; later ``write`` calls raise. Idempotent."""
         with self._lock:
             if not self.closed:
+                self._write_manifest(closed=True)  # if this raises, close() can be called again
                 self.closed = True
-                self._write_manifest()
 
-    def _write_manifest(self) -> None:
+    def _write_manifest(self, *, closed: bool = False) -> None:
         manifest = {
             "format": FORMAT_VERSION,
             "kind": "tempsched-lab spilled event log",
             "time_origin": self.time_origin,
-            "closed": self.closed,
-            "segments": self.segments if self.closed else None,
-            "rows": self.rows if self.closed else None,
+            "closed": closed,
+            "segments": self.segments if closed else None,
+            "rows": self.rows if closed else None,
         }
         path = self.directory / MANIFEST
         with atomic_path(path, fsync=self.fsync, what="the spill manifest") as tmp:
@@ -167,7 +167,8 @@ class SegmentWriter:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
-        return f"<SegmentWriter {str(self.directory)!r}: {self.segments} segments, {self.rows} rows, {state}>"  # noqa: E501
+        where = str(self.directory)
+        return f"<SegmentWriter {where!r}: {self.segments} segments, {self.rows} rows, {state}>"
 
 
 def read_spill(directory: str | Path) -> pd.DataFrame:
