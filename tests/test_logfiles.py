@@ -157,6 +157,7 @@ def test_random_numbers_round_trip_exactly(tmp_path, frame, data, fmt):
         dtype="Int8",
     )
     expected = normalize_frame(raw)
+    expected.attrs = dict(frame.attrs)
     back = read_log(write_log(expected, tmp_path / f"log.{fmt}", fsync=False))
     assert_same(back, expected)
     assert back["t"].map(repr).tolist() == expected["t"].map(repr).tolist()  # -0.0 stays -0.0
@@ -421,6 +422,7 @@ def test_files_without_metadata_still_read_with_a_warning(tmp_path, name):
     with pytest.warns(UncheckedLogWarning, match="cannot be checked"):
         back = read_log(path)
     pd.testing.assert_frame_equal(back, frame, check_exact=True)
+    assert back.attrs["time_origin"] == 1_700_000_000.0  # guessed: the first (epoch-like) time
 
 
 def test_normalize_frame_is_idempotent_on_to_frame_output(frame):

@@ -74,7 +74,8 @@ def read_csv_log(path: Path, source: str) -> pd.DataFrame:
                 stacklevel=3,
             )
             fh.seek(0)
-            return normalize_frame(_parse(fh, source, first_line=1), source=source)
+            frame = normalize_frame(_parse(fh, source, first_line=1), source=source)
+            return restore_attrs(frame, None)
         raise LogFileError(f"{source}: not an event-log file (it starts with {first[:40]!r})")
 
 
@@ -165,8 +166,8 @@ class _Window(io.RawIOBase):
 
 
 _CSV_DTYPE: dict[str, Any] = {
-    "int": "Int64", "case": "Int64", "float": "float64", "bool": "boolean",
-    "code": "category", "origin": "category", "cat": "category", "text": object,
+    "seq": "Int64", "int": "Int64", "case": "Int64", "float": "float64", "bool": "boolean",
+    "kind": "category", "origin": "category", "cat": "category", "text": object,
 }  # fmt: skip
 
 

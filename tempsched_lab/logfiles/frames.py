@@ -214,19 +214,19 @@ def _categorical(col: pd.Series, column: str, rows: _Rows) -> pd.Categorical:
         remap = np.full(len(cat.categories) + 1, -1, dtype=np.int64)  # [-1] maps missing
         remap[used] = np.arange(len(used))
         return pd.Categorical.from_codes(remap[codes], categories=pd.Index(names, dtype=object))
+    from ..logframe import categorical
+
     values = col.to_numpy(dtype=object, na_value=None)
     _check_text(values, column, rows)
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
+    return categorical(values)
 
 
 def _strings(col: pd.Series, column: str, rows: _Rows) -> Any:
-    import numpy as np
-    import pandas as pd
+    from ..logframe import strings
 
     values = col.to_numpy(dtype=object, na_value=None)
     _check_text(values, column, rows)
-    return pd.arrays.StringArray(np.where(pd.isna(values), pd.NA, values).astype(object))
+    return strings(values)
 
 
 def normalize_frame(frame: pd.DataFrame, *, source: str | None = None) -> pd.DataFrame:
@@ -263,13 +263,15 @@ def stored_frame(frame: pd.DataFrame, *, source: str | None = None) -> pd.DataFr
         raise rows.error("seq", int(seq.isna().argmax()), None, "a row number (it is missing)")
     rows.seq = seq.to_numpy(dtype="int64")
     data: dict[str, Any] = {"seq": rows.seq}
-    for c in COLUMNS[1:]:
+    for c in COLUMNS:
         col = frame[c.name]
+        if c.store == "seq":
+            continue  # done above: every other column's errors name the seq
         if c.store == "int":
             data[c.name] = _to_ints(col, c.name, rows)
         elif c.store == "float":
             data[c.name] = _floats(col, c.name, rows)
-        elif c.store == "code":
+        elif c.store == "kind":
             data[c.name] = _known(col, c.name, rows, kind_dtype())
         elif c.store == "origin":
             data[c.name] = _known(col, c.name, rows, origin_dtype())
@@ -324,7 +326,7 @@ def _column_crc(col: pd.Series, store: str) -> int:
     import numpy as np
     import pandas as pd
 
-    if store in ("code", "origin", "cat"):
+    if store in ("kind", "origin", "cat"):
         return _categorical_crc(col.astype("category").array)
     if store == "text":
         return _text_crc(col.to_numpy(dtype=object, na_value=None))
@@ -387,6 +389,6 @@ def concat_frames(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
             data[c.name] = pd.Categorical.from_codes(united.codes, categories=names)
         else:
             data[c.name] = pd.concat(parts, ignore_index=True).array
-        if c.store == "float" or c.name == "seq":
+        if c.store in ("float", "seq"):
             data[c.name] = data[c.name].to_numpy()
     return add_derived(pd.DataFrame(data))

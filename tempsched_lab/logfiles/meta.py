@@ -111,9 +111,23 @@ def verify(frame: pd.DataFrame, meta: dict[str, Any], source: str) -> None:
             )
 
 
-def restore_attrs(frame: pd.DataFrame, meta: dict[str, Any]) -> pd.DataFrame:
-    """Put the saved ``attrs`` (and ``time_origin``) back on ``frame``."""
-    frame.attrs.update(meta["attrs"])
-    if meta["time_origin"] is not None:
-        frame.attrs[ORIGIN_ATTR] = meta["time_origin"]
+def restore_attrs(frame: pd.DataFrame, meta: dict[str, Any] | None) -> pd.DataFrame:
+    """Put the saved ``attrs`` back on ``frame``; a file without a time origin gets a guess.
+
+    The guess is :func:`~tempsched_lab.timescale.time_scale_of`'s: 0 for virtual-clock
+    times, the first time for epoch-like ones. So every frame read carries
+    ``attrs["time_origin"]``, as ``to_frame()`` frames do.
+    """
+    from ..timescale import time_scale_of
+
+    origin = None
+    if meta is not None:
+        frame.attrs.update(meta["attrs"])
+        origin = meta["time_origin"]
+    if origin is None:
+        try:
+            origin = time_scale_of(frame).origin
+        except (TypeError, ValueError):  # times no scale can show (inf): count from 0
+            origin = 0.0
+    frame.attrs[ORIGIN_ATTR] = origin
     return frame

@@ -103,8 +103,7 @@ def read_parquet_log(path: Path, source: str) -> tuple[pd.DataFrame, dict[str, A
     frame = normalize_frame(raw, source=source)
     if meta is not None:
         verify(frame, meta, source)
-        restore_attrs(frame, meta)
-    return frame, meta
+    return restore_attrs(frame, meta), meta
 
 
 def _pandas_type(arrow_type: Any) -> Any:
