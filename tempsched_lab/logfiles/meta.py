@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import warnings
+import zlib
 from typing import TYPE_CHECKING, Any
 
 from ..timescale import ORIGIN_ATTR
@@ -25,7 +26,15 @@ from .frames import STORED, column_checksums
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMAT_VERSION", "build_metadata", "parse_metadata", "restore_attrs", "verify"]
+__all__ = [
+    "FORMAT_VERSION",
+    "build_metadata",
+    "dumps",
+    "parse_metadata",
+    "restore_attrs",
+    "unseal",
+    "verify",
+]
 
 #: Version of the file layout; 1 was the plain CSV/Parquet of earlier releases (no metadata).
 FORMAT_VERSION = 2
@@ -63,9 +72,24 @@ def build_metadata(frame: pd.DataFrame, *, escaped: list[str], **extra: Any) -> 
     }
 
 
-def dumps(meta: dict[str, Any]) -> str:
-    """One line of ASCII JSON (non-ASCII and lone surrogates escaped; NaN allowed)."""
+def _json(meta: dict[str, Any]) -> str:
     return json.dumps(meta, ensure_ascii=True, separators=(",", ":"))
+
+
+def dumps(meta: dict[str, Any]) -> str:
+    """One line of ASCII JSON (non-ASCII and lone surrogates escaped; NaN allowed), sealed.
+
+    The last key, ``meta_crc``, is the CRC-32 of the JSON before it, so a damaged
+    time origin or row count is found like damaged data.
+    """
+    return _json({**meta, "meta_crc": f"{zlib.crc32(_json(meta).encode('ascii')):08x}"})
+
+
+def unseal(meta: dict[str, Any], source: str) -> None:
+    """Check and remove ``meta_crc`` (parsing and dumping again gives the same text)."""
+    seal = meta.pop("meta_crc", None)
+    if seal != f"{zlib.crc32(_json(meta).encode('ascii')):08x}":
+        raise LogFileError(f"{source}: its metadata is damaged (it does not match its checksum)")
 
 
 def parse_metadata(text: str | bytes, source: str) -> dict[str, Any]:
@@ -81,6 +105,7 @@ def parse_metadata(text: str | bytes, source: str) -> dict[str, Any]:
             f"{source}: written in log file format {meta['format']}; this version of "
             f"tempsched_lab reads formats up to {FORMAT_VERSION}: upgrade tempsched_lab"
         )
+    unseal(meta, source)
     checks = {
         "rows": lambda v: isinstance(v, int) and v >= 0,
         "columns": lambda v: isinstance(v, dict) and set(STORED) <= set(v),

@@ -87,6 +87,8 @@ def read_parquet_log(path: Path, source: str) -> tuple[pd.DataFrame, dict[str, A
                 f"{source}: holds {pf.metadata.num_rows} rows but its metadata says "
                 f"{meta['rows']}: the file was changed after it was written"
             )
+    elif b"pandas" not in schema_meta:  # format 1 was pandas' to_parquet: it always has this
+        raise LogFileError(f"{source}: its tempsched-lab metadata is missing or damaged")
     else:
         warnings.warn(
             f"{source} has no tempsched-lab metadata (it was written before log file format 2): "

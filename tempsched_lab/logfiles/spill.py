@@ -32,7 +32,7 @@ from ..timescale import ORIGIN_ATTR
 from .atomic import atomic_path
 from .errors import LogFileError, UncheckedLogWarning
 from .frames import STORED, concat_frames, normalize_frame, stored_frame
-from .meta import FORMAT_VERSION, dumps
+from .meta import FORMAT_VERSION, dumps, unseal
 from .parquetfile import KEY, pyarrow_parquet, read_parquet_log, write_parquet_log
 
 if TYPE_CHECKING:
@@ -233,6 +233,7 @@ def _read_manifest(directory: Path) -> dict[str, Any] | None:
         raise LogFileError(f"{path}: the spill manifest cannot be read ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format", 0) > FORMAT_VERSION:
         raise LogFileError(f"{path}: not a spill manifest this tempsched_lab can read")
+    unseal(manifest, str(path))
     return manifest
 
 
