@@ -393,46 +393,13 @@ def test_a_missing_column_or_bad_bytes_are_named(small_csv, tmp_path):
         read_log(not_a_log)
 
 
-def check_csv_flips(tmp_path, frame, stride: int) -> int:
-    """Flip bytes of a CSV log (metadata line included): every read must refuse the file."""
-    data = write_log(frame, tmp_path / "log.csv", fsync=False).read_bytes()
-    damaged = tmp_path / "damaged.csv"
-    caught = 0
-    for at in range(0, len(data), stride):
-        flipped = bytearray(data)
-        flipped[at] ^= 0x5A
-        damaged.write_bytes(bytes(flipped))
-        try:
-            back = read_log(damaged)
-        except LogFileError:
-            caught += 1
-        else:
-            assert_same(back, frame)  # never a silently different frame
-    return caught
+def refused_flips(tmp_path, frame, data: bytes, offsets, suffix: str) -> int:
+    """Flip each byte at ``offsets`` in turn: a read refuses the file or gives ``frame`` intact.
 
-
-def test_a_damaged_csv_file_is_refused(tmp_path):
-    frame = nasty_log(labels=["a\rb", "", "x"])
-    assert check_csv_flips(tmp_path, frame, stride=61) > 70
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_a_csv_file_damaged_at_every_other_byte_is_refused(tmp_path, frame):
-    size = len(write_log(frame, tmp_path / "size.csv", fsync=False).read_bytes())
-    assert check_csv_flips(tmp_path, frame, stride=2) == len(range(0, size, 2))
-
-
-def check_parquet_flips(tmp_path, frame, stride: int | None) -> int:
-    """Flip bytes of a Parquet log: each read raises LogFileError or gives the frame back intact."""
-    data = write_log(frame, tmp_path / "log.parquet", fsync=False).read_bytes()
-    footer = len(data) - int.from_bytes(data[-8:-4], "little") - 8  # metadata, schema, key-values
-    if stride:
-        offsets = range(4, len(data) - 4, stride)
-    else:  # strides through the pages and the footer (18 ms a read: ~170 reads)
-        offsets = sorted(set(range(4, footer, 211)) | set(range(footer, len(data) - 4, 53)))
-    damaged = tmp_path / "damaged.parquet"
-    caught = 0
+    Returns how many were refused (never a silently different frame).
+    """
+    damaged = tmp_path / f"damaged{suffix}"
+    refused = 0
     for at in offsets:
         flipped = bytearray(data)
         flipped[at] ^= 0x5A
@@ -440,10 +407,40 @@ def check_parquet_flips(tmp_path, frame, stride: int | None) -> int:
         try:
             back = read_log(damaged)
         except LogFileError:
-            caught += 1
-        else:  # a flip in padding or in statistics that are not read changes nothing
+            refused += 1
+        else:
             assert_same(back, frame)
-    return caught
+    return refused
+
+
+def check_csv_flips(tmp_path, frame, stride: int) -> tuple[int, int]:
+    """Flip bytes of a CSV log (metadata line included): (refused, flipped)."""
+    data = write_log(frame, tmp_path / "log.csv", fsync=False).read_bytes()
+    offsets = range(0, len(data), stride)
+    return refused_flips(tmp_path, frame, data, offsets, ".csv"), len(offsets)
+
+
+def test_a_damaged_csv_file_is_refused(tmp_path):
+    refused, flipped = check_csv_flips(tmp_path, nasty_log(labels=["a\rb", "", "x"]), stride=61)
+    assert refused == flipped > 70
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_csv_file_damaged_at_every_other_byte_is_refused(tmp_path, frame):
+    refused, flipped = check_csv_flips(tmp_path, frame, stride=2)
+    assert refused == flipped > 5000
+
+
+def check_parquet_flips(tmp_path, frame, stride: int | None) -> int:
+    """Flip bytes of a Parquet log; padding and statistics the reader skips may change nothing."""
+    data = write_log(frame, tmp_path / "log.parquet", fsync=False).read_bytes()
+    footer = len(data) - int.from_bytes(data[-8:-4], "little") - 8  # metadata, schema, key-values
+    if stride:
+        offsets = range(4, len(data) - 4, stride)
+    else:  # strides through the pages and the footer (18 ms a read: ~170 reads)
+        offsets = sorted(set(range(4, footer, 211)) | set(range(footer, len(data) - 4, 53)))
+    return refused_flips(tmp_path, frame, data, offsets, ".parquet")
 
 
 def test_a_damaged_parquet_file_is_refused_or_read_intact(tmp_path, frame):
