@@ -17,7 +17,7 @@ __all__ = ["compact_later", "wait_compacted"]
 
 
 class _Compactable(Protocol):
-    def compacted(self) -> Any: ...
+    def finish(self) -> Any: ...
 
 
 _queue: collections.deque[_Compactable] = collections.deque()
@@ -54,4 +54,4 @@ def _work() -> None:
             chunk = _queue.popleft()
             _busy = True
         with contextlib.suppress(Exception):  # a reader converts it again on demand
-            chunk.compacted()
+            chunk.finish()

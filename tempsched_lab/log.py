@@ -17,6 +17,7 @@ Neither numpy nor pandas is imported until a frame is asked for.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -29,6 +30,7 @@ from .compactor import compact_later
 from .schema import COLUMNS, COMMON, DERIVED, KIND_CODE, KINDS, LAYOUTS, ORIGINS, STORES
 from .subscriptions import Subscription
 from .task import Task, describe_exception, short_repr
+from .timescale import ORIGIN_ATTR
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,14 +47,27 @@ CHUNK = 65_536
 
 
 class _Chunk:
-    """A full chunk of rows: tuples until the compactor turns them into arrays."""
+    """A full chunk of rows: tuples until the compactor turns them into arrays.
 
-    __slots__ = ("compact", "first", "rows")
+    With a spill directory, the compactor then writes the chunk as a segment
+    (:meth:`finish`); ``spilled`` says it is on disk, so a bounded log may drop it.
+    """
 
-    def __init__(self, first: int, rows: list[Row]) -> None:
+    __slots__ = ("compact", "first", "rows", "spill", "spilled")
+
+    def __init__(self, first: int, rows: list[Row], spill: _Spill | None = None) -> None:
         self.first = first
         self.rows: list[Row] | None = rows
         self.compact: Compact | None = None
+        self.spill = spill
+        self.spilled = spill is None
+
+    def finish(self) -> None:
+        """Compact, and write to the spill directory (the compactor thread calls this)."""
+        compact = self.compacted()
+        if self.spill is not None and not self.spilled:
+            self.spill.write(compact)
+            self.spilled = True
 
     def __len__(self) -> int:
         rows = self.rows
@@ -76,6 +91,34 @@ class _Chunk:
         if rows is not None:
             return rows
         return self.compact.rows()  # type: ignore[union-attr]
+
+
+class _Spill:
+    """A log's spill directory: segments written in ``seq`` order by the compactor thread."""
+
+    def __init__(self, directory: str | os.PathLike[str], time_origin: float) -> None:
+        from .logfiles import SegmentWriter
+
+        self.directory = os.fspath(directory)
+        self.time_origin = time_origin
+        self.writer = SegmentWriter(self.directory, time_origin)
+        self.error: BaseException | None = None
+        self._lock = threading.Lock()
+
+    def write(self, compact: Compact) -> None:
+        from .logframe import frame_of
+
+        with self._lock:
+            if self.error is not None:
+                return  # a failed segment stops the spill: later rows would leave a gap
+            try:
+                self.writer.write(frame_of(compact.columns(), self.time_origin))
+            except BaseException as exc:  # kept and reported by EventLog.spill_error
+                self.error = exc
+
+    def close(self) -> None:
+        with self._lock, contextlib.suppress(Exception):
+            self.writer.close()
 
 
 def row_dict(seq: int, row: Row) -> dict[str, Any]:
@@ -126,6 +169,13 @@ class EventLog:
             readers take consistent copies under it.
         time_origin: the clock value users see as ``0.000 s`` (the clock's
             origin); frames carry it in ``frame.attrs["time_origin"]``.
+        spill: a directory: every ``spill_rows`` rows are written there as a
+            Parquet segment, off the lock, so that ``max_rows`` can bound the
+            memory without losing history; :meth:`history` (or
+            ``read_log(directory)``) reads it all back. A crash loses at most the
+            rows not written yet: the tail (fewer than ``spill_rows``) and any
+            chunk still being compacted. :meth:`flush` writes the tail now.
+        spill_rows: rows per segment (and per chunk) of a spilled log.
     """
 
     def __init__(
@@ -135,6 +185,8 @@ class EventLog:
         enabled: bool = True,
         lock: threading.Lock | None = None,
         time_origin: float = 0.0,
+        spill: str | os.PathLike[str] | None = None,
+        spill_rows: int = 16_384,
     ) -> None:
         if max_rows is not None and (
             isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
@@ -147,6 +199,12 @@ class EventLog:
         self._lock = lock if lock is not None else threading.Lock()
         # rows: full chunks (oldest first), then the tail being appended to
         self._chunk_size = CHUNK if max_rows is None else min(CHUNK, max(1024, max_rows))
+        self._spill: _Spill | None = None
+        if spill is not None:
+            if isinstance(spill_rows, bool) or not isinstance(spill_rows, int) or spill_rows < 1:
+                raise ValueError(f"spill_rows={spill_rows!r}: expected a positive integer")
+            self._spill = _Spill(spill, self.time_origin)
+            self._chunk_size = spill_rows
         self._chunks: list[_Chunk] = []
         self._rows: list[Row] = []
         self._first = 0  # seq of the first stored row
@@ -318,15 +376,70 @@ class EventLog:
     def _seal(self) -> None:
         """The tail is a full chunk: file it (to be compacted off the lock) and start a new one."""
         rows = self._rows
-        chunk = _Chunk(self._seq - len(rows), rows)
+        if not rows:
+            return
+        chunk = _Chunk(self._seq - len(rows), rows, self._spill)
         self._chunks.append(chunk)
         self._rows = []
-        if self.max_rows is not None:
-            stored = self._seq - self._first
-            while self._chunks and stored - len(self._chunks[0]) >= self.max_rows:
-                stored -= len(self._chunks[0])
-                self._first += len(self._chunks.pop(0))
+        self._trim()
         compact_later(chunk)
+
+    def _trim(self) -> None:
+        """Drop the oldest chunks beyond ``max_rows`` (only once they are on disk, if spilling)."""
+        if self.max_rows is None:
+            return
+        stored = self._seq - self._first
+        chunks = self._chunks
+        while chunks and chunks[0].spilled and stored - len(chunks[0]) >= self.max_rows:
+            stored -= len(chunks[0])
+            self._first += len(chunks.pop(0))
+
+    # -- spilling ------------------------------------------------------------------------
+    @property
+    def spill_directory(self) -> str | None:
+        """Where this log spills its rows, or ``None``."""
+        return None if self._spill is None else self._spill.directory
+
+    @property
+    def spill_error(self) -> BaseException | None:
+        """Why writing a segment failed (the spill then stops; rows stay in memory)."""
+        return None if self._spill is None else self._spill.error
+
+    def flush(self, timeout: float | None = 30.0) -> bool:
+        """Write every row recorded so far to the spill directory (the partial tail too).
+
+        Returns False if that did not finish within ``timeout`` seconds. Without
+        a spill directory, it only waits for the compaction of sealed chunks.
+        """
+        from .compactor import wait_compacted
+
+        with self._lock:
+            self._seal()
+        return wait_compacted(timeout)
+
+    def close_spill(self) -> None:
+        """Flush, then record the totals in the spill directory (at the scheduler's shutdown)."""
+        if self._spill is not None:
+            self.flush()
+            self._spill.close()
+
+    def history(self) -> pd.DataFrame:
+        """Every row ever recorded: the spill directory's segments, then what is in memory.
+
+        Without a spill directory (or before anything was spilled) it is :meth:`to_frame`.
+        """
+        if self._spill is None:
+            return self.to_frame()
+        from .compactor import wait_compacted
+        from .logfiles import concat_frames, read_log
+
+        wait_compacted(30.0)
+        on_disk = read_log(self._spill.directory) if self._spill.writer.segments else None
+        start = 0 if on_disk is None else int(on_disk["seq"].iloc[-1]) + 1 if len(on_disk) else 0
+        tail = self.to_frame(start=start)
+        frame = tail if on_disk is None else concat_frames([on_disk, tail])
+        frame.attrs[ORIGIN_ATTR] = self.time_origin
+        return frame
 
     def _fan_out(self, seq: int, row: Row) -> None:
         for tap in self._taps:

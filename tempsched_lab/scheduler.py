@@ -35,6 +35,7 @@ import collections
 import logging
 import math
 import operator
+import os
 import sys
 import threading
 import time
@@ -130,6 +131,10 @@ class Scheduler:
         name: a name for the scheduler; creating another live scheduler with the
             same name shuts the old one down with a warning (re-run notebook cells).
         queue_options: keyword arguments for the queue design (``slots``, ``tick``...).
+        log_spill: a directory where the log writes its rows as Parquet segments
+            as they fill (needs ``pyarrow``), so that ``max_log_rows`` bounds the
+            memory without losing history: ``log.history()`` or
+            ``read_log(directory)`` reads every row back (see :class:`EventLog`).
         loop: the asyncio event loop that awaits coroutine actions (``async def``);
             by default the loop running where the scheduler is created (a Jupyter
             kernel's), else each coroutine runs to its end with ``asyncio.run`` in
@@ -161,6 +166,7 @@ class Scheduler:
         name: str | None = None,
         queue_options: Mapping[str, Any] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
+        log_spill: str | os.PathLike[str] | None = None,
     ) -> None:
         clock = RealClock() if clock is None else clock
         if not all(hasattr(clock, attr) for attr in ("now", "virtual", "attach")):
@@ -182,7 +188,11 @@ class Scheduler:
         #: notified when runs settle (nothing running, queue emptied, closed)
         self._settled = threading.Condition(self._lock)
         self.log = EventLog(
-            max_log_rows, enabled=bool(log), lock=self._lock, time_origin=self.time_origin
+            max_log_rows,
+            enabled=bool(log),
+            lock=self._lock,
+            time_origin=self.time_origin,
+            spill=log_spill if log else None,
         )
         self._rec: Recorder | None = Recorder(self.log, self.queue) if log else None
         self._states = bytearray()  # one TaskState byte per issued task ID
@@ -1272,6 +1282,8 @@ class Scheduler:
             self._launcher.shutdown(wait=False, timeout=None)
         # after the runs in flight: subscribers also receive their finish rows
         self.log.close_subscriptions(timeout=_remaining(deadline) if wait else 0.0)
+        if wait:
+            self.log.close_spill()  # every row on disk, and the totals recorded
         return dropped
 
     def _close_locked(self) -> list[TaskStatus]:

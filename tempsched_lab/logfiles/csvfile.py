@@ -191,7 +191,8 @@ def _parse(handle: IO[bytes], source: str, first_line: int) -> pd.DataFrame:
                "encoding": "utf-8", **_float_options()}  # fmt: skip
     start = handle.tell()
     try:
-        return pd.read_csv(handle, dtype=_csv_dtypes(), **options)
+        frame: pd.DataFrame = pd.read_csv(handle, dtype=_csv_dtypes(), **options)
+        return frame
     except pd.errors.ParserError as exc:
         lines = _file_lines(exc, first_line)
         raise LogFileError(f"{source}: not a well-formed CSV file ({lines})") from None

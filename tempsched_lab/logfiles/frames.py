@@ -144,7 +144,7 @@ def _to_ints(col: pd.Series, column: str, rows: _Rows, dtype: str = "Int64") -> 
             values = numbers.to_numpy(dtype="float64", na_value=0.0)
             if ((values % 1 != 0) | (np.abs(values) >= 2.0**63)).any():
                 raise TypeError("not integers")
-        return numbers.astype(dtype).array
+        return numbers.astype(dtype).array  # type: ignore[call-overload]  # dtype: a str
     except (ValueError, TypeError, OverflowError) as exc:
         raise rows.locate(col, column, _int_ok, "an integer", exc) from None
 
@@ -216,7 +216,7 @@ def _categorical(col: pd.Series, column: str, rows: _Rows) -> pd.Categorical:
         return pd.Categorical.from_codes(remap[codes], categories=pd.Index(names, dtype=object))
     from ..logframe import categorical
 
-    values = col.to_numpy(dtype=object, na_value=None)
+    values = col.to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]  # pandas-stubs lacks na_value=None
     _check_text(values, column, rows)
     return categorical(values)
 
@@ -224,7 +224,7 @@ def _categorical(col: pd.Series, column: str, rows: _Rows) -> pd.Categorical:
 def _strings(col: pd.Series, column: str, rows: _Rows) -> Any:
     from ..logframe import strings
 
-    values = col.to_numpy(dtype=object, na_value=None)
+    values = col.to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]  # pandas-stubs lacks na_value=None
     _check_text(values, column, rows)
     return strings(values)
 
@@ -329,7 +329,7 @@ def _column_crc(col: pd.Series, store: str) -> int:
     if store in ("kind", "origin", "cat"):
         return _categorical_crc(col.astype("category").array)
     if store == "text":
-        return _text_crc(col.to_numpy(dtype=object, na_value=None))
+        return _text_crc(col.to_numpy(dtype=object, na_value=None))  # type: ignore[call-overload]  # pandas-stubs lacks na_value=None
     if store == "float":
         values = col.to_numpy(dtype="float64", na_value=np.nan)
         values = np.where(np.isnan(values), np.nan, values)  # one NaN bit pattern
@@ -359,10 +359,10 @@ def _text_crc(values: Sequence[Any], crc: int = 0) -> int:
     import pandas as pd
 
     # Vectorized missing mask and map(len): 3x faster than one generator over the values.
-    values = np.asarray(values, dtype=object)
-    here = ~pd.isna(values)
-    present = values[here].tolist()
-    lengths = np.full(len(values), -1, dtype="<i8")
+    array = np.asarray(values, dtype=object)
+    here = ~pd.isna(array)
+    present = array[here].tolist()
+    lengths = np.full(len(array), -1, dtype="<i8")
     lengths[here] = np.fromiter(map(len, present), dtype=np.int64, count=len(present))
     text = "".join(present).encode("utf-8", "surrogatepass")
     return zlib.crc32(text, zlib.crc32(lengths.tobytes(), crc))

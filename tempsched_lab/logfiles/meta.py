@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import warnings
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..timescale import ORIGIN_ATTR
@@ -106,7 +107,7 @@ def parse_metadata(text: str | bytes, source: str) -> dict[str, Any]:
             f"tempsched_lab reads formats up to {FORMAT_VERSION}: upgrade tempsched_lab"
         )
     unseal(meta, source)
-    checks = {
+    checks: dict[str, Callable[[Any], bool]] = {
         "rows": lambda v: isinstance(v, int) and v >= 0,
         "columns": lambda v: isinstance(v, dict) and set(STORED) <= set(v),
         "escaped": lambda v: isinstance(v, list) and set(v) <= set(STORED),

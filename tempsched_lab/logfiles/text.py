@@ -120,7 +120,8 @@ def _cells(col: pd.Series) -> tuple[bool, list[Any]]:
 
     if isinstance(col.dtype, pd.CategoricalDtype):
         return True, list(col.cat.categories)
-    return False, col.to_numpy(dtype=object, na_value=None).tolist()
+    values = col.to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]  # pandas-stubs lacks na_value=None
+    return False, values.tolist()
 
 
 def escape_columns(
