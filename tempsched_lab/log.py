@@ -542,11 +542,27 @@ class Recorder:
             thread = self._local.name
         except AttributeError:
             thread = self._thread()
-        row = (0, now, self._wall(), thread, task.id, case, -1, due,
-               due if self._fire is None else self._fire(due), task.label,
-               "()" if args == () else short_repr(args), task.period, origin, head_before,
-               head_after, self._queue.head_size(), len(self._index), woke,
-               task.trigger_text)  # fmt: skip
+        row = (
+            0,
+            now,
+            self._wall(),
+            thread,
+            task.id,
+            case,
+            -1,
+            due,
+            due if self._fire is None else self._fire(due),
+            task.label,
+            "()" if args == () else short_repr(args),
+            task.period,
+            origin,
+            head_before,
+            head_after,
+            self._queue.head_size(),
+            len(self._index),
+            woke,
+            task.trigger_text,
+        )
         log = self.log  # EventLog._append, inlined on the hottest row (~1,000 instructions)
         rows = log._rows
         rows.append(row)
@@ -560,11 +576,29 @@ class Recorder:
         """A request that matched pending task ``dup`` (cases 5 and 7): nothing stored."""
         queue = self._queue
         due = request.due
-        self._append((0, now, self._wall(), self._thread(), dup.id, case, dup.id, due,
-                      due if self._fire is None else self._fire(due), request.name,
-                      short_repr(request.args), request.period, origin, head, head,
-                      queue.head_size(), len(self._index), False,
-                      request.trigger_text))  # fmt: skip
+        self._append(
+            (
+                0,
+                now,
+                self._wall(),
+                self._thread(),
+                dup.id,
+                case,
+                dup.id,
+                due,
+                due if self._fire is None else self._fire(due),
+                request.name,
+                short_repr(request.args),
+                request.period,
+                origin,
+                head,
+                head,
+                queue.head_size(),
+                len(self._index),
+                False,
+                request.trigger_text,
+            )
+        )
 
     def rejected(
         self,
@@ -579,16 +613,42 @@ class Recorder:
     ) -> None:
         """A request rejected: case 1 (in the past), or invalid input (``case`` 0)."""
         queue = self._queue
-        self._append((1, now, self._wall(), self._thread(), case, due, label, args, period,
-                      origin, queue.head_time(), queue.head_size(), len(self._index),
-                      reason))  # fmt: skip
+        self._append(
+            (
+                1,
+                now,
+                self._wall(),
+                self._thread(),
+                case,
+                due,
+                label,
+                args,
+                period,
+                origin,
+                queue.head_time(),
+                queue.head_size(),
+                len(self._index),
+                reason,
+            )
+        )
 
     # -- the worker -------------------------------------------------------------------
     def woke(self, now: float, notified: bool, wait: float | None) -> None:
         """The worker's wait ended: notified (the head moved earlier) or timed out."""
         queue = self._queue
-        self._append((2, now, self._wall(), self._thread(), "notified" if notified else "timeout",
-                      wait, queue.head_time(), queue.head_size(), len(self._index)))  # fmt: skip
+        self._append(
+            (
+                2,
+                now,
+                self._wall(),
+                self._thread(),
+                "notified" if notified else "timeout",
+                wait,
+                queue.head_time(),
+                queue.head_size(),
+                len(self._index),
+            )
+        )
 
     # -- runs -------------------------------------------------------------------------
     def dispatched(
@@ -599,9 +659,21 @@ class Recorder:
             thread = self._local.name
         except AttributeError:
             thread = self._thread()
-        self._append((3, now, self._wall(), thread, task.id, due,
-                      due if self._fire is None else self._fire(due), task.label, head, ready,
-                      size))  # fmt: skip
+        self._append(
+            (
+                3,
+                now,
+                self._wall(),
+                thread,
+                task.id,
+                due,
+                due if self._fire is None else self._fire(due),
+                task.label,
+                head,
+                ready,
+                size,
+            )
+        )
 
     def started(self, now: float, task: Task, due: float, dispatched: float) -> None:
         """A run started."""
@@ -612,9 +684,15 @@ class Recorder:
         self._append((4, now, self._wall(), thread, task.id, due, task.label, dispatched))
 
     def finished(
-        self, now: float, task: Task, due: float, duration: float, result: Any,
-        worker: str | None = None, worker_start: float | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        now: float,
+        task: Task,
+        due: float,
+        duration: float,
+        result: Any,
+        worker: str | None = None,
+        worker_start: float | None = None,
+    ) -> None:
         """A run returned (``result``: its return value, only its type name is kept).
 
         ``worker``/``worker_start``: where and when a run handed to a cluster started.
@@ -623,17 +701,50 @@ class Recorder:
             thread = self._local.name
         except AttributeError:
             thread = self._thread()
-        self._append((5, now, self._wall(), thread, task.id, due, task.label, duration,
-                      type(result).__name__, worker, worker_start))  # fmt: skip
+        self._append(
+            (
+                5,
+                now,
+                self._wall(),
+                thread,
+                task.id,
+                due,
+                task.label,
+                duration,
+                type(result).__name__,
+                worker,
+                worker_start,
+            )
+        )
 
     def failed(
-        self, now: float, task: Task, due: float, duration: float, exc: BaseException,
-        worker: str | None = None, worker_start: float | None = None,
-    ) -> str:  # fmt: skip
+        self,
+        now: float,
+        task: Task,
+        due: float,
+        duration: float,
+        exc: BaseException,
+        worker: str | None = None,
+        worker_start: float | None = None,
+    ) -> str:
         """A run raised ``exc``; returns the traceback text it recorded."""
         text = traceback_text(exc)
-        self._append((6, now, self._wall(), self._thread(), task.id, due, task.label, duration,
-                      describe_exception(exc), text, worker, worker_start))  # fmt: skip
+        self._append(
+            (
+                6,
+                now,
+                self._wall(),
+                self._thread(),
+                task.id,
+                due,
+                task.label,
+                duration,
+                describe_exception(exc),
+                text,
+                worker,
+                worker_start,
+            )
+        )
         return text
 
     def event_set(self, now: float, task: Task, due: float) -> None:
@@ -642,8 +753,20 @@ class Recorder:
 
     def missed(self, now: float, task: Task, due: float, missed: int, policy: str) -> None:
         """A periodic re-arm skipped ``missed`` runs under misfire ``policy``."""
-        self._append((8, now, self._wall(), self._thread(), task.id, due, task.label,
-                      task.period, missed, policy))  # fmt: skip
+        self._append(
+            (
+                8,
+                now,
+                self._wall(),
+                self._thread(),
+                task.id,
+                due,
+                task.label,
+                task.period,
+                missed,
+                policy,
+            )
+        )
 
     # -- cancel and shutdown ----------------------------------------------------------
     def cancelled(
@@ -657,22 +780,61 @@ class Recorder:
     ) -> None:
         """A cancel request and what it did."""
         queue = self._queue
-        self._append((9, now, self._wall(), self._thread(), task_id, result, where,
-                      math.nan if task is None else task.due,
-                      None if task is None else task.label, head_before, queue.head_time(),
-                      queue.head_size(), len(self._index)))  # fmt: skip
+        self._append(
+            (
+                9,
+                now,
+                self._wall(),
+                self._thread(),
+                task_id,
+                result,
+                where,
+                math.nan if task is None else task.due,
+                None if task is None else task.label,
+                head_before,
+                queue.head_time(),
+                queue.head_size(),
+                len(self._index),
+            )
+        )
 
     def dropped(self, now: float, task: Task, detail: str | None) -> None:
         """``task`` was dropped by shutdown (pending, or a periodic task not re-armed)."""
         queue = self._queue
-        self._append((10, now, self._wall(), self._thread(), task.id, "dropped", task.due,
-                      task.label, queue.head_size(), len(self._index), detail))  # fmt: skip
+        self._append(
+            (
+                10,
+                now,
+                self._wall(),
+                self._thread(),
+                task.id,
+                "dropped",
+                task.due,
+                task.label,
+                queue.head_size(),
+                len(self._index),
+                detail,
+            )
+        )
 
     def stopped(self, now: float, detail: str) -> None:
         """The scheduler stopped (the last row of a closed scheduler's log)."""
         queue = self._queue
-        self._append((10, now, self._wall(), self._thread(), -1, "stopped", math.nan, None,
-                      queue.head_size(), len(self._index), detail))  # fmt: skip
+        self._append(
+            (
+                10,
+                now,
+                self._wall(),
+                self._thread(),
+                -1,
+                "stopped",
+                math.nan,
+                None,
+                queue.head_size(),
+                len(self._index),
+                detail,
+            )
+        )
 
 
 def traceback_text(exc: BaseException) -> str:

@@ -108,10 +108,15 @@ class Replayer:
                 period = self._period[i]
                 label = self._label[i]
                 tid = int(self._task[i])
-                task = make_task(tid, float(self._due[i]), _noop, (), None,
-                                 None if math.isnan(period) else float(period),
-                                 None if label is None or label != label
-                                 else str(label))  # fmt: skip
+                task = make_task(
+                    tid,
+                    float(self._due[i]),
+                    _noop,
+                    (),
+                    None,
+                    None if math.isnan(period) else float(period),
+                    None if label is None or label != label else str(label),
+                )
                 queue.insert(task)
                 fire = float(self._fire_at[i])
                 self._fire[tid] = fire

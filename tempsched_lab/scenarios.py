@@ -177,8 +177,9 @@ def schedule_demo(
     s.schedule(work, at=at(2.0), args=("e",), label="cleanup")  # case 8: joins time point
     with contextlib.suppress(PastTimeError):  # case 1: in the past, rejected
         s.schedule(work, at=t0 - 1.0 * scale, args=("late",), label="too late")
-    heartbeat = s.schedule(beat if beat is not None else work, at=at(0.25), period=0.5 * scale,
-                           label="heartbeat")  # fmt: skip
+    heartbeat = s.schedule(
+        beat if beat is not None else work, at=at(0.25), period=0.5 * scale, label="heartbeat"
+    )
     s.schedule(slow, at=at(1.33), args=("import",), label="slow import")
     s.schedule(threading.Event(), at=at(1.5), label="ready flag")
     s.schedule(fail, at=at(2.62), label="failing task")

@@ -48,8 +48,14 @@ def example_scheduler(*, queue: str = "wheel", until: float = 4.0) -> Scheduler:
     options = {"slots": 16, "tick": 0.1} if queue == "wheel" else {}
     s = Scheduler(clock, executor=worker, queue=queue, queue_options=options)
     job = takes(clock, 0.15)
-    ids = schedule_demo(s, t0=0.0, work=job, slow=takes(clock, 0.6),
-                        fail=_fail_after(clock, 0.05), beat=takes(clock, 0.05))  # fmt: skip
+    ids = schedule_demo(
+        s,
+        t0=0.0,
+        work=job,
+        slow=takes(clock, 0.6),
+        fail=_fail_after(clock, 0.05),
+        beat=takes(clock, 0.05),
+    )
     s.schedule(job, at=6.0, label="never reached")  # dropped at shutdown
     with quiet_failures():  # the failing task fails on purpose
         run_simulation(clock, worker, 0.4)

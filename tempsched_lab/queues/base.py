@@ -298,8 +298,9 @@ class TimerQueue(abc.ABC):
         for any arguments: a comparison that fails counts as "not equal".
         """
         request = make_task(-1, due, action, args, kwargs, period) if dedupe else None
-        return classify(due, now, self.head_time(), self.point_at(due), request,
-                        reject_past=reject_past)  # fmt: skip
+        return classify(
+            due, now, self.head_time(), self.point_at(due), request, reject_past=reject_past
+        )
 
     def fire_time(self, due: float) -> float:
         """When a task due at ``due`` fires (a wheel rounds it up to its tick)."""
