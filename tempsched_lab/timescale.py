@@ -31,7 +31,7 @@ import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta, tzinfo
 from typing import Any, Literal
 
 __all__ = [
@@ -118,15 +118,21 @@ class TimeScale:
     ('2.500 s', '')
     """
 
-    __slots__ = ("_style", "origin")
+    __slots__ = ("_style", "origin", "tz")
 
-    def __init__(self, origin: float = 0.0, style: TimeStyle | None = None) -> None:
+    def __init__(
+        self, origin: float = 0.0, style: TimeStyle | None = None, tz: tzinfo | None = None
+    ) -> None:
         if isinstance(origin, bool) or not isinstance(origin, (int, float)):
             raise TypeError(f"origin={origin!r}: expected a number of seconds")
         if not math.isfinite(origin):
             raise ValueError(f"origin={origin!r}: expected a finite number")
         self.origin = float(origin)
         self._style = None if style is None else _check_style(style)
+        if tz is not None and not isinstance(tz, tzinfo):
+            raise TypeError(f"tz={tz!r}: expected a datetime.tzinfo (e.g. a ZoneInfo) or None")
+        #: the zone of wall-clock times (``None``: this machine's local time)
+        self.tz = tz
 
     @property
     def style(self) -> TimeStyle:
@@ -135,7 +141,7 @@ class TimeScale:
 
     def with_style(self, style: TimeStyle | None) -> TimeScale:
         """The same origin in another style."""
-        return TimeScale(self.origin, style)
+        return TimeScale(self.origin, style, self.tz)
 
     # -- numbers ----------------------------------------------------------------------
     def rel(self, t: Any) -> Any:
@@ -157,7 +163,7 @@ class TimeScale:
             return ""
         t = float(t)
         if self.style == "wall":
-            return _wall_text(t, digits)
+            return _wall_text(t, digits, self.tz)
         return f"{t - self.origin:.{digits}f} s"
 
     def number(self, t: Any, digits: int = 3) -> str:
@@ -166,7 +172,7 @@ class TimeScale:
             return ""
         t = float(t)
         if self.style == "wall":
-            return _wall_text(t, digits)
+            return _wall_text(t, digits, self.tz)
         return f"{t - self.origin:.{digits}f}"
 
     def at(self, t: Any, digits: int = 3) -> str:
@@ -174,7 +180,7 @@ class TimeScale:
         if _missing(t):
             return "t = ?"
         if self.style == "wall":
-            return f"at {_wall_text(float(t), digits)}"
+            return f"at {_wall_text(float(t), digits, self.tz)}"
         return f"t = {self.text(t, digits)}"
 
     def column_header(self) -> str:
@@ -188,19 +194,52 @@ class TimeScale:
         return "time since start (s)"
 
     def tick_formatter(self) -> Any:
-        """A matplotlib ``Formatter`` for an axis of :meth:`rel` values (wall: ``HH:MM:SS``)."""
-        from matplotlib.ticker import FuncFormatter, ScalarFormatter
+        """A matplotlib ``Formatter`` for an axis of :meth:`rel` values.
+
+        Elapsed style: plain seconds. Wall style: calendar-aware, by the span the
+        axis shows: ``HH:MM:SS.f`` under a minute, ``HH:MM:SS`` under a day, then
+        ``Mon 09:00`` (weekday and time) under two weeks, then ``Mar 29``, in the
+        scale's time zone.
+        """
+        from matplotlib.ticker import Formatter, ScalarFormatter
 
         if self.style != "wall":
             formatter = ScalarFormatter(useOffset=False)
             formatter.set_scientific(False)
             return formatter
-        origin = self.origin
+        origin, tz = self.origin, self.tz
 
-        def wall(x: float, _pos: int | None = None) -> str:
-            return _wall_text(x + origin, 1).rstrip("0").rstrip(".")
+        class CalendarFormatter(Formatter):
+            def __call__(self, x: float, pos: int | None = None) -> str:
+                axis = self.axis
+                lo, hi = axis.get_view_interval() if axis is not None else (x, x)
+                return _calendar_text(x + origin, abs(hi - lo), tz)
 
-        return FuncFormatter(wall)
+        return CalendarFormatter()
+
+    def tick_locator(self) -> Any:
+        """A matplotlib ``Locator`` for an axis of :meth:`rel` values (``None``: the default).
+
+        Wall style: ticks on round wall-clock times in the scale's zone (whole
+        seconds, minutes, hours, midnights), so a week of calendar runs is marked
+        by its days.
+        """
+        if self.style != "wall":
+            return None
+        from matplotlib.ticker import Locator
+
+        origin, tz = self.origin, self.tz
+
+        class CalendarLocator(Locator):
+            def __call__(self) -> list[float]:
+                lo, hi = sorted(self.axis.get_view_interval()) if self.axis else (0.0, 1.0)
+                return [t - origin for t in _calendar_ticks(lo + origin, hi + origin, tz)]
+
+            def tick_values(self, vmin: float, vmax: float) -> list[float]:
+                lo, hi = sorted((vmin, vmax))
+                return [t - origin for t in _calendar_ticks(lo + origin, hi + origin, tz)]
+
+        return CalendarLocator()
 
     # -- input ------------------------------------------------------------------------
     def parse(self, value: Any) -> float:
@@ -235,24 +274,67 @@ class TimeScale:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TimeScale):
             return NotImplemented
-        return self.origin == other.origin and self._style == other._style
+        return (self.origin, self._style, self.tz) == (other.origin, other._style, other.tz)
 
     def __hash__(self) -> int:
-        return hash((self.origin, self._style))
+        return hash((self.origin, self._style, self.tz))
 
     def __repr__(self) -> str:
         return f"TimeScale(origin={self.origin!r}, style={self.style!r})"
 
 
-def _wall_text(t: float, digits: int) -> str:
+def _wall_text(t: float, digits: int, tz: tzinfo | None = None) -> str:
     try:
-        stamp = datetime.fromtimestamp(t)
+        stamp = datetime.fromtimestamp(t, tz)
     except (OverflowError, OSError, ValueError):
         return f"{t:.{digits}f}"
     text = stamp.strftime("%H:%M:%S")
     if digits > 0:
         text += f"{t - math.floor(t):.{digits}f}"[1:]
     return text
+
+
+_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200,
+          86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400)  # fmt: skip
+
+
+def _calendar_ticks(lo: float, hi: float, tz: tzinfo | None, most: int = 8) -> list[float]:
+    """Round wall-clock instants between ``lo`` and ``hi`` (epoch seconds), at most ``most``."""
+    span = hi - lo
+    if not span > 0:
+        return [lo]
+    step = next((s for s in _STEPS if span / s <= most), _STEPS[-1])
+    try:
+        start = datetime.fromtimestamp(lo, tz)
+    except (OverflowError, OSError, ValueError):
+        return []
+    midnight = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    if step >= 86400:  # whole days, counted from local midnights (DST days last 23 or 25 h)
+        ticks, day = [], midnight
+        while (t := day.timestamp()) <= hi:
+            if t >= lo:
+                ticks.append(t)
+            day = (day + timedelta(days=step // 86400)).replace(hour=0)
+            day = day.replace(tzinfo=day.tzinfo)
+        return ticks
+    base = midnight.timestamp()
+    k = math.ceil((lo - base) / step)
+    return [base + i * step for i in range(k, k + most + 2) if base + i * step <= hi]
+
+
+def _calendar_text(t: float, span: float, tz: tzinfo | None) -> str:
+    """A wall-clock tick label whose detail fits the span the axis shows."""
+    if span < 60.0:
+        return _wall_text(t, 1, tz).rstrip("0").rstrip(".")
+    try:
+        stamp = datetime.fromtimestamp(t, tz)
+    except (OverflowError, OSError, ValueError):
+        return f"{t:.0f}"
+    if span < 86_400.0:
+        return stamp.strftime("%H:%M:%S" if span < 3_600.0 else "%H:%M")
+    if span < 14 * 86_400.0:
+        return stamp.strftime("%a %H:%M")
+    return stamp.strftime("%b %d")
 
 
 def fmt_duration(seconds: Any, digits: int = 3) -> str:

@@ -172,6 +172,9 @@ def set_title(
 def time_axis(ax: Axes, scale: TimeScale) -> None:
     """Label and format the x axis of values drawn as ``scale.rel(t)``: the one time language."""
     ax.xaxis.set_major_formatter(scale.tick_formatter())
+    locator = scale.tick_locator()
+    if locator is not None:  # wall style: ticks on round wall-clock times (days, hours...)
+        ax.xaxis.set_major_locator(locator)
     ax.set_xlabel(scale.axis_label(), fontsize=FONT["label"])
 
 
