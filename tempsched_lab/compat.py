@@ -8,11 +8,14 @@ only its import line::
 
 The constructor and the methods take the same arguments and return the same
 types (task IDs 0, 1, 2, ...; ``True``/``False`` from ``cancel_task``; a dict
-from ``status``), and raise the same errors. Underneath is our
-:class:`~tempsched_lab.Scheduler` (:attr:`TemporalScheduler.scheduler`): every
-decision is recorded in its event log with origin ``"compat"``, tasks never run
-early, periodic tasks keep a fixed rate, and the worker is a daemon thread.
-``docs/compat.md`` lists every deliberate difference and why.
+from ``status``), and raise the same errors. Arguments are kept as given
+(``task_args`` may be any iterable; duplicates compare them as given), absolute
+times are read on the ``time.time()`` scale at each call, and ``ts.timer``
+offers the reference's queue introspection as a read-only view. Underneath is
+our :class:`~tempsched_lab.Scheduler` (:attr:`TemporalScheduler.scheduler`):
+every decision is recorded in its event log with origin ``"compat"``, tasks
+never run early, periodic tasks keep a fixed rate. ``docs/compat.md`` lists
+every deliberate difference and why.
 
 >>> from tempsched_lab import VirtualClock
 >>> clock = VirtualClock(start=100.0)
@@ -21,6 +24,8 @@ early, periodic tasks keep a fixed rate, and the worker is a daemon thread.
 0
 >>> ts.status(0)["scheduled_execution"]
 105.0
+>>> len(ts.timer.current_event_actions), len(ts.timer.events)
+(1, 0)
 >>> clock.run_until(110.0)
 hello
 110.0
@@ -29,25 +34,138 @@ hello
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import operator
 import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import Executor
+import time
+import weakref
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .clock import Clock, RealClock
-from .executors import LauncherFactory
-from .log import EventLog
-from .queues import TimerQueue
-from .scheduler import Scheduler
-from .task import CancelResult, Origin, TaskState, short_repr
+from .clock import RealClock
+from .executors import ThreadPerRun
+from .scheduler import PastTimeError, Scheduler
+from .task import CancelResult, Origin, PeriodicTask, Task, TaskState, short_repr
+from .validation import MAX_HORIZON, check_number, check_period
 
-__all__ = ["TemporalScheduler"]
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    from sortedcontainers import SortedDict
+
+    from .clock import Clock
+    from .executors import LauncherFactory
+    from .log import EventLog
+    from .queues import TimerQueue
+
+__all__ = ["TemporalScheduler", "TimerView"]
+
+_COMPAT = Origin.COMPAT
+_COMPAT_CODE = Origin.COMPAT.code
+# Enum members bound once: an enum class attribute costs ~70 ns per access (timeit), and
+# cancel_task reads two of them per call.
+_CANCELLED, _RUNNING = CancelResult.CANCELLED, CancelResult.RUNNING
+_PENDING_STATE, _RUNNING_STATE = TaskState.PENDING, TaskState.RUNNING
+#: the reference's default "don't wait" threshold (its ``time_epsilon``), in seconds
+_REFERENCE_EPSILON = 0.01
 
 
+# -- request records that remember what the caller gave ------------------------------------
+class _Request(Task):
+    """A one-shot request from the facade: the core record plus the reference's ``comment``
+    (as given) and ``wall``, the ``absolute_time`` on the ``time.time()`` scale (or ``None``)."""
+
+    __slots__ = ("comment", "wall")
+    comment: Any
+    wall: Any
+
+
+class _PeriodicRequest(PeriodicTask):
+    """A periodic request from the facade (see :class:`_Request`)."""
+
+    __slots__ = ("comment", "wall")
+    comment: Any
+    wall: Any
+
+
+# -- wall-clock times on the clock's scale -------------------------------------------------
+#: Wall-clock steps smaller than this are not followed: the offset stays put, so that equal
+#: ``absolute_time`` values keep mapping to equal due times (duplicates, shared time points).
+_WALL_STEP = 2e-4
+#: A careful offset reading brackets the clock read between two wall reads closer than this.
+_BRACKET = 1e-4
+
+
+class _WallScale:
+    """Converts ``time.time()`` values to a real clock's monotonic scale.
+
+    The offset between the two scales is checked at each call (a wall-clock step, NTP or a
+    resume from suspend, is followed from the next call on) but only *changes* when it moved
+    by more than :data:`_WALL_STEP`: re-reading it exactly each time would give the same
+    ``absolute_time`` a slightly different due time at each call (two clock reads are never
+    simultaneous), and duplicates would no longer be found. The wall clock is read before
+    the monotonic one, so a preemption between the two errs late, never early.
+
+    ``read`` is the cheapest monotonic reading of the clock: ``time.monotonic`` for a
+    :class:`~tempsched_lab.RealClock` (whose ``now()`` is a constant plus it; a C call
+    instead of a Python method saves ~1,500 of the ~3,800 instructions a conversion cost,
+    counted with ``benchmarks/instructions.py``), else the clock's own ``now``.
+    """
+
+    __slots__ = ("_base", "high", "low", "offset", "read", "skew")
+
+    def __init__(self, clock: Clock) -> None:
+        self.read: Callable[[], float]
+        if type(clock) is RealClock:
+            self.read = time.monotonic
+            m = time.monotonic()
+            self._base = clock.now() - m  # read after m: errs late, never early
+        else:
+            self.read = clock.now
+            self._base = 0.0
+        self._adopt(self._measure()[0])
+
+    def _adopt(self, skew: float) -> None:
+        #: ``read() - time.time()`` as last adopted, and the band in which it is kept
+        self.skew, self.low, self.high = skew, skew - _WALL_STEP, skew + _WALL_STEP
+        #: what a ``time.time()`` value adds to become a value on the clock's scale
+        self.offset = self._base + skew
+
+    def _measure(self) -> tuple[float, float]:
+        """The skew read carefully, and the uncertainty of that reading (late-biased)."""
+        best_skew, best_span = 0.0, math.inf
+        for _ in range(8):
+            w1 = time.time()
+            r = self.read()
+            w2 = time.time()
+            span = w2 - w1
+            if span < best_span:
+                best_skew, best_span = r - w1, span
+            if span < _BRACKET:
+                break
+        return best_skew, best_span
+
+    def resync(self) -> None:
+        """Re-read the skew carefully; adopt it if the wall clock stepped (not a preemption)."""
+        measured, span = self._measure()
+        if abs(measured - self.skew) > _WALL_STEP + span:
+            self._adopt(measured)
+
+    def to_clock(self, wall: float) -> float:
+        """``wall`` (a ``time.time()`` value) on the clock's scale, with the current offset.
+
+        (:meth:`TemporalScheduler.schedule_task` inlines this.)
+        """
+        w = time.time()  # wall first: a preemption before the next read errs late
+        if not self.low <= self.read() - w <= self.high:
+            self.resync()
+        return wall + self.offset
+
+
+# -- the facade ----------------------------------------------------------------------------
 class TemporalScheduler:
     """Run callables (or set ``threading.Event`` s) at chosen times: the reference API.
 
@@ -55,7 +173,8 @@ class TemporalScheduler:
         time_epsilon: accepted for compatibility: ``None`` or a non-negative
             finite number of seconds. The reference fires up to this much
             *early*; we never fire before the due time, so the value only
-            documents intent and is kept as :attr:`time_epsilon`.
+            documents intent and is kept as :attr:`time_epsilon` (and shown as
+            ``ts.timer.dontwait_threshold``).
         clock: a :class:`~tempsched_lab.RealClock` (default; times are epoch
             seconds, as from ``time.time()``) or a
             :class:`~tempsched_lab.VirtualClock` (times are its own values; no
@@ -63,11 +182,12 @@ class TemporalScheduler:
         queue: the queue design: ``"sorteddict"`` (default, the reference's
             design), ``"heap"``, ``"wheel"`` or a
             :class:`~tempsched_lab.queues.TimerQueue`.
-        executor: where runs happen: ``"thread"`` (a new thread per run, as the
-            reference), ``"pool"`` (a bounded thread pool of ``max_workers``),
-            ``"inline"`` or any ``concurrent.futures.Executor``. ``None``
-            (default) means ``"thread"`` under a real clock and ``"inline"``
-            (deterministic) under a virtual clock.
+        executor: where runs happen: ``"thread"`` (a new non-daemon thread per
+            run, as the reference), ``"pool"`` (a bounded pool of
+            ``max_workers`` daemon threads), ``"inline"`` or any
+            ``concurrent.futures.Executor``. ``None`` (default) means
+            ``"thread"`` under a real clock and ``"inline"`` (deterministic)
+            under a virtual clock.
         log: record every step in :attr:`log` (``False`` records nothing).
         max_log_rows: keep only the newest rows (a ring buffer), for programs
             that run for days; ``None`` keeps every row.
@@ -80,9 +200,10 @@ class TemporalScheduler:
             :meth:`shutdown`, so that, as with the reference, the process does
             not exit while the scheduler is running (real clock only).
 
-    Unlike the reference, the worker is a daemon thread: a program that never
-    calls :meth:`shutdown` can still exit (pass ``keep_alive=True`` for the
-    reference's behaviour).
+    At interpreter exit: runs in flight finish (their threads are not daemon
+    threads, as in the reference), nothing new starts, and the process exits,
+    even without :meth:`shutdown`; with ``keep_alive=True`` the process stays
+    up until :meth:`shutdown`, as with the reference.
 
     >>> from tempsched_lab import VirtualClock
     >>> clock = VirtualClock()
@@ -112,11 +233,13 @@ class TemporalScheduler:
         name: str | None = None,
         keep_alive: bool = False,
     ) -> None:
+        self._epsilon_given = time_epsilon
         self.time_epsilon: float | None = _check_epsilon(time_epsilon)
         clock = RealClock() if clock is None else clock
         virtual = bool(getattr(clock, "virtual", False))
-        if executor is None:
-            executor = "inline" if virtual else "thread"
+        if executor is None or executor == "thread":
+            # the reference's runs are non-daemon threads: the interpreter waits for them
+            executor = "inline" if virtual and executor is None else ThreadPerRun(daemon=False)
         #: The scheduler doing the work (all of its API is available).
         self.scheduler = Scheduler(
             clock,
@@ -128,13 +251,19 @@ class TemporalScheduler:
             misfire=misfire,
             name=name,
         )
+        self._wall = _WallScale(clock) if not virtual and hasattr(clock, "from_wall") else None
+        self._submit = self.scheduler.submit_request  # bound once: one lookup less per call
+        self._cancel = self.scheduler.cancel
         self._done = threading.Event()
+        self._timer = TimerView(self)
         self._keeper: threading.Thread | None = None
         if keep_alive and not virtual:
             self._keeper = threading.Thread(
                 target=self._keep_alive, name="tempsched-compat-keep-alive", daemon=False
             )
             self._keeper.start()
+        elif not virtual:
+            _stop_at_exit(self.scheduler)
 
     # -- the reference API ------------------------------------------------------------
     def schedule_task(
@@ -144,7 +273,7 @@ class TemporalScheduler:
         delta_t: float | None = None,
         period: float | None = None,
         comment: Any = None,
-        task_args: tuple[Any, ...] | list[Any] | None = None,
+        task_args: Iterable[Any] | None = None,
         task_kwargs: Mapping[str, Any] | None = None,
     ) -> int:
         """Schedule ``callback`` (or set an Event) at ``absolute_time`` or after ``delta_t``.
@@ -152,13 +281,19 @@ class TemporalScheduler:
         With ``period``, the task runs every ``period`` seconds, keeping its ID:
         first at ``absolute_time`` (or after ``delta_t``), else one period from
         now. Returns the task ID; an identical pending request (same time,
-        callback, arguments and period) returns the existing ID. ``comment``
-        becomes the task's label in the log.
+        callback, arguments as given, and period) returns the existing ID.
+        ``task_args`` may be any iterable and ``task_kwargs`` is passed as given
+        (as with the reference, keyword arguments that are not a mapping fail
+        when the task runs: a failed run, logged). ``comment`` becomes the
+        task's label in the log.
 
         Raises ``ValueError`` when no time is given, when both ``absolute_time``
         and ``delta_t`` are given, and when the time is in the past (case 1,
-        a :class:`~tempsched_lab.PastTimeError`); ``RuntimeError``
+        a :class:`~tempsched_lab.PastTimeError`); ``TypeError`` for a time that
+        is not a number, a ``callback`` that is neither callable nor an Event,
+        or ``task_args`` that are not iterable; ``RuntimeError``
         (:class:`~tempsched_lab.SchedulerClosedError`) after :meth:`shutdown`.
+        Every error names the argument as this method spells it.
 
         >>> from tempsched_lab import VirtualClock
         >>> ts = TemporalScheduler(clock=VirtualClock(start=10.0))
@@ -169,29 +304,72 @@ class TemporalScheduler:
         >>> ts.schedule_task(print, absolute_time=5.0)
         Traceback (most recent call last):
         ...
-        tempsched_lab.scheduler.PastTimeError: at/delay: the requested time (t = -5.000 s) is \
-5.000 s in the past (now: t = 0.000 s); case 1: nothing was scheduled
+        tempsched_lab.scheduler.PastTimeError: absolute_time=5.0: the requested time \
+(t = -5.000 s) is 5.000 s in the past (now: t = 0.000 s); case 1: nothing was scheduled
         >>> ts.shutdown()
         """
-        if absolute_time is None and delta_t is None and period is None:
-            raise ValueError("schedule_task: no time given; pass absolute_time, delta_t or period")
-        if absolute_time is not None and delta_t is not None:
+        if absolute_time is None:
+            if delta_t is None and period is None:
+                raise ValueError(
+                    "schedule_task: no time given; pass absolute_time=, delta_t= or period="
+                )
+        elif delta_t is not None:
             raise ValueError(
-                f"schedule_task: absolute_time={absolute_time!r} and delta_t={delta_t!r}: "
+                f"absolute_time={short_repr(absolute_time)} and delta_t={short_repr(delta_t)}: "
                 "pass one of them, not both"
             )
-        decision = self.scheduler.schedule_decision(
-            callback,
-            at=absolute_time,
-            delay=delta_t,
-            period=period,
-            args=() if task_args is None else task_args,
-            kwargs=task_kwargs,
-            label=_label(comment),
-            origin=Origin.COMPAT,
-        )
-        assert decision.task_id is not None  # a rejection raised above
-        return decision.task_id
+        args = () if task_args is None else task_args
+        try:
+            if type(args) is not tuple:
+                _check_iterable(args)
+            if not callable(callback) and not isinstance(callback, threading.Event):
+                raise TypeError(
+                    f"callback={short_repr(callback)}: expected a callable or a threading.Event"
+                )
+            if comment is None:
+                label = None
+            elif type(comment) is str:
+                label = comment or None
+            else:
+                label = short_repr(comment)
+            task: _Request | _PeriodicRequest
+            if period is None:
+                task = _Request(0.0, callback, args, task_kwargs, label)
+            else:
+                task = self._periodic(callback, args, task_kwargs, label, period)
+            task.comment = comment
+            if absolute_time is not None:
+                wall = task.wall = absolute_time  # kept as given (the reference shows it)
+                if type(wall) is not float or wall - wall != 0.0:  # the fast path: a finite float
+                    wall = _wall_seconds(wall)
+                    if isinstance(absolute_time, datetime):
+                        task.wall = wall
+                scale = self._wall
+                if scale is None:
+                    at = wall
+                else:  # scale.to_clock(wall), inlined (a Python call is ~3 % of the cost)
+                    w = time.time()  # wall first: a preemption before the next read errs late
+                    if not scale.low <= scale.read() - w <= scale.high:
+                        scale.resync()
+                    at = wall + scale.offset
+                delay = None
+            else:
+                task.wall = at = None
+                delay = delta_t
+                if delay is not None and (
+                    type(delay) is not float or delay - delay != 0.0 or delay > MAX_HORIZON
+                ):
+                    delay = _check_delta(delay)
+        except (TypeError, ValueError) as exc:
+            self._record_rejection(callback, args, period, comment, exc)
+            raise
+        try:
+            task_id: int = self._submit(task, at=at, delay=delay, origin=_COMPAT, full=False)
+        except PastTimeError as exc:
+            raise PastTimeError(_renamed(exc, absolute_time, delta_t), exc.decision) from None
+        except ValueError as exc:  # "more than ~31 years away": said with our argument's name
+            raise ValueError(_renamed(exc, absolute_time, delta_t)) from None
+        return task_id
 
     def cancel_task(self, timer_id: Any) -> bool:
         """Cancel a task; ``True`` if that stopped something, else ``False``. Never raises.
@@ -208,26 +386,30 @@ class TemporalScheduler:
         (True, False, False)
         >>> ts.shutdown()
         """
-        task_id = _as_id(timer_id)
-        if task_id is None:
-            return False
-        try:
-            periodic = self.scheduler.status(task_id).period is not None
-        except KeyError:
-            return False
-        result = self.scheduler.cancel(task_id)
-        # a one-shot run in flight cannot be stopped; a periodic one stops (once)
-        return result is CancelResult.CANCELLED or (result is CancelResult.RUNNING and periodic)
+        if type(timer_id) is not int:
+            timer_id = _as_id(timer_id)
+            if timer_id is None:
+                return False
+        result = self._cancel(timer_id)
+        if result is _CANCELLED:
+            return True
+        if result is _RUNNING:
+            # A run in flight: a periodic task stops there (True); a one-shot run cannot be
+            # stopped (False). Once the run ended, a stopped periodic task is CANCELLED.
+            st = self.scheduler.status(timer_id)
+            return st.period is not None or st.state == TaskState.CANCELLED
+        return False
 
     def status(self, timer_id: Any) -> dict[str, Any]:
         """The task as a dict: ``id``, ``periodic``, ``period`` and its due times.
 
         ``scheduled_execution`` is the next due time and ``previous_execution``
         the due time of the last run (``None`` for one-shot tasks and before a
-        periodic task's first run). While a periodic task's run is in flight,
-        ``scheduled_execution`` is its next slot on the fixed-rate grid.
-        Raises ``KeyError`` for an unknown ID, and once a one-shot task fired
-        or a task was cancelled or dropped by :meth:`shutdown`.
+        periodic task's first run), on the ``time.time()`` scale (an
+        ``absolute_time`` comes back as given). While a periodic task's run is
+        in flight, ``scheduled_execution`` is its next slot on the fixed-rate
+        grid. Raises ``KeyError`` for an unknown ID, and once a one-shot task
+        fired or a task was cancelled or dropped by :meth:`shutdown`.
 
         >>> from tempsched_lab import VirtualClock
         >>> clock = VirtualClock()
@@ -244,23 +426,30 @@ class TemporalScheduler:
         """
         task_id = _as_id(timer_id)
         if task_id is None:
-            raise KeyError(f"timer_id={timer_id!r}: no such task (task IDs are integers)")
-        st = self.scheduler.status(task_id)  # KeyError for an ID never issued
+            raise KeyError(f"timer_id={short_repr(timer_id)}: no such task (task IDs are integers)")
+        pending = self.scheduler.queue.get(task_id)  # (an atomic dict read) for its wall time
+        try:
+            st = self.scheduler.status(task_id)
+        except KeyError:
+            raise KeyError(f"timer_id={task_id!r}: no such task") from None
         periodic = st.period is not None
-        previous = st.last_due if periodic else None
-        if st.state == TaskState.PENDING or (
-            st.state == TaskState.RUNNING and periodic and st.next_due is not None
+        if not (
+            st.state == _PENDING_STATE
+            or (st.state == _RUNNING_STATE and periodic and st.next_due is not None)
         ):
-            scheduled = st.next_due
-        else:
             state = TaskState(st.state).name.lower()
             raise KeyError(f"timer_id={task_id!r}: no pending task (it is {state})")
+        wall = getattr(pending, "wall", None)
+        if wall is not None and st.runs == 0 and pending.runs == 0:  # type: ignore[union-attr]
+            scheduled = wall  # its first run: the absolute_time as given
+        else:
+            scheduled = self._to_wall(st.next_due)
         return {
             "id": task_id,
-            "periodic": st.period is not None,
+            "periodic": periodic,
             "period": st.period,
             "scheduled_execution": scheduled,
-            "previous_execution": previous,
+            "previous_execution": self._to_wall(st.last_due) if periodic else None,
         }
 
     def shutdown(self, wait_until_done: bool = True) -> None:
@@ -269,6 +458,8 @@ class TemporalScheduler:
         Idempotent. Called from inside one of this scheduler's tasks it does not
         wait (waiting there would wait for the calling task itself): it stops
         the scheduler and returns. After it, :meth:`schedule_task` raises.
+        Without waiting, runs in flight still finish, even if the main thread
+        ends first.
 
         >>> from tempsched_lab import VirtualClock
         >>> ts = TemporalScheduler(clock=VirtualClock())
@@ -298,6 +489,20 @@ class TemporalScheduler:
         finally:
             self._done.set()
 
+    # -- the reference's queue, read-only ---------------------------------------------
+    @property
+    def timer(self) -> TimerView:
+        """The reference's ``ts.timer`` queue introspection, as a read-only :class:`TimerView`.
+
+        >>> from tempsched_lab import VirtualClock
+        >>> ts = TemporalScheduler(clock=VirtualClock())
+        >>> _ = ts.schedule_task(print, absolute_time=1.0), ts.schedule_task(print, delta_t=2.0)
+        >>> ts.timer.current_time, list(ts.timer.events), ts.timer.running
+        (1.0, [2.0], True)
+        >>> ts.shutdown()
+        """
+        return self._timer
+
     # -- extras ------------------------------------------------------------------------
     @property
     def log(self) -> EventLog:
@@ -309,10 +514,51 @@ class TemporalScheduler:
         """The scheduler's clock."""
         return self.scheduler.clock
 
+    # -- helpers -------------------------------------------------------------------------
+    def _periodic(
+        self, callback: Any, args: Any, kwargs: Any, label: str | None, period: Any
+    ) -> _PeriodicRequest:
+        if type(period) is not float or not 0.0 < period <= MAX_HORIZON:
+            period = check_period(period)
+        floor = self.scheduler.queue.min_period
+        if period < floor:
+            raise ValueError(
+                f"period={short_repr(period)}: shorter than the {self.scheduler.queue.design} "
+                f"queue's tick ({floor:g} s), which fires at most once per tick"
+            )
+        return _PeriodicRequest(
+            0.0, callback, args, kwargs, label, period, False, self.scheduler.misfire
+        )
+
+    def _to_wall(self, value: float | None) -> float | None:
+        """A value on the clock's scale as a ``time.time()`` value (the current offset)."""
+        if value is None or self._wall is None:
+            return value
+        return value - self._wall.offset
+
+    def _record_rejection(
+        self, callback: Any, args: Any, period: Any, comment: Any, exc: BaseException
+    ) -> None:
+        """Write the ``reject`` row the core writes for its own argument errors."""
+        # The core has no public way to record a rejection decided outside it: this uses
+        # its private recorder (a public hook is requested in the compat report).
+        record = getattr(self.scheduler, "_record_invalid", None)
+        if record is not None:
+            label = comment if isinstance(comment, str) else None
+            record(callback, args, period, label, _COMPAT_CODE, exc)
+
     def _keep_alive(self) -> None:
         while not self._done.wait(0.5):
             if self.scheduler.closed:  # shut down directly through .scheduler
                 return
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "TimerThread":
+            raise AttributeError(
+                "TemporalScheduler.TimerThread: the reference's timer thread class is not "
+                "mirrored; read the queue through ts.timer and use ts.scheduler for the rest"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __enter__(self) -> TemporalScheduler:
         return self
@@ -324,6 +570,297 @@ class TemporalScheduler:
         return f"<TemporalScheduler (compat) over {self.scheduler!r}>"
 
 
+# -- ts.timer --------------------------------------------------------------------------
+_READ_ONLY = (
+    "ts.timer is a read-only snapshot of the queue; change tasks with ts.schedule_task(), "
+    "ts.cancel_task() and ts.shutdown(), or through ts.scheduler"
+)
+
+#: What to use instead of the reference's timer internals that are not mirrored.
+_INSTEAD = {
+    "executors": "the runs in flight: ts.scheduler.running (a count) and ts.scheduler.moment()",
+    "executors_mutex": "the scheduler's lock is internal; ts.scheduler.moment() is consistent",
+    "current_mutex": "the scheduler's lock is internal; ts.scheduler.moment() is consistent",
+    "timer_event": "the worker is woken by the scheduler; nothing to set",
+    "task_id": "task IDs are returned by ts.schedule_task()",
+    "schedule_event": "ts.schedule_task()",
+    "cancel_event": "ts.cancel_task()",
+    "status": "ts.status()",
+    "shutdown": "ts.shutdown()",
+    "start": "the worker starts with the scheduler",
+    "run": "the worker starts with the scheduler",
+    "TimerExecutor": "runs are started by the executor (TemporalScheduler(executor=...))",
+}
+
+
+class TimerView:
+    """The reference's ``ts.timer``, read-only: its queue as the reference shows it.
+
+    Each attribute is read under the scheduler's lock, with the reference's
+    types: :attr:`events` (a ``SortedDict`` of the later time points: time ->
+    list of action dicts), :attr:`current_event_actions` (the action dicts at
+    the head time), :attr:`current_time` (the head time or ``None``),
+    :attr:`running` and :attr:`dontwait_threshold`; plus ``is_alive()`` and
+    ``join()`` of the reference's timer thread. Times are on the ``time.time()``
+    scale; a periodic task whose run is in flight is shown at its next due
+    time, where the reference has already re-queued it. The containers are
+    snapshots that refuse changes; so does the view.
+    """
+
+    __slots__ = ("_facade",)
+
+    def __init__(self, facade: TemporalScheduler) -> None:
+        object.__setattr__(self, "_facade", facade)
+
+    @property
+    def events(self) -> SortedDict:
+        """The time points after the head: ``SortedDict`` time -> list of action dicts."""
+        return _frozen_sorted_dict()(dict(self._points()[1:]))
+
+    @property
+    def current_event_actions(self) -> list[dict[str, Any]]:
+        """The action dicts due at the head time (``[]`` when nothing is pending)."""
+        points = self._points()
+        return points[0][1] if points else _FrozenList()
+
+    @property
+    def current_time(self) -> float | None:
+        """The head time (``time.time()`` scale), or ``None`` when nothing is pending."""
+        points = self._points()
+        return points[0][0] if points else None
+
+    @property
+    def running(self) -> bool:
+        """``True`` until :meth:`TemporalScheduler.shutdown`."""
+        return not self._facade.scheduler.closed
+
+    @property
+    def dontwait_threshold(self) -> float:
+        """The ``time_epsilon`` given (the reference's default: 0.01 s); we never fire early."""
+        given = self._facade._epsilon_given
+        return _REFERENCE_EPSILON if given is None else given
+
+    def is_alive(self) -> bool:
+        """``True`` until shut down and every run in flight has finished (the timer thread)."""
+        scheduler = self._facade.scheduler
+        return not scheduler.closed or scheduler.running > 0
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait until :meth:`is_alive` is ``False`` (after a shutdown), or ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        facade = self._facade
+        facade._done.wait(timeout)
+        if facade.scheduler.has_worker and facade.scheduler.closed:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            facade.scheduler.wait_idle(left)
+
+    def _points(self) -> list[tuple[float, list[dict[str, Any]]]]:
+        """Every time point, head first, as the reference's (time, action dicts)."""
+        facade = self._facade
+        offset = 0.0 if facade._wall is None else facade._wall.offset
+        return [
+            (_wall_key(group[0], offset), _FrozenList(_action(f, offset) for f in group))
+            for group in _grouped(_records(facade.scheduler))
+        ]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "dontwait_threshold":
+            raise AttributeError(
+                f"ts.timer.dontwait_threshold: {_READ_ONLY}; pass TemporalScheduler("
+                "time_epsilon=...) instead (the scheduler never fires early anyway)"
+            )
+        raise AttributeError(f"ts.timer.{name}: {_READ_ONLY}")
+
+    def __getattr__(self, name: str) -> Any:
+        instead = _INSTEAD.get(name)
+        if instead is not None:
+            raise AttributeError(
+                f"ts.timer.{name}: the reference's timer internals are not mirrored; use {instead}"
+            )
+        raise AttributeError(
+            f"ts.timer.{name}: not mirrored. ts.timer offers events, current_event_actions, "
+            "current_time, running, dontwait_threshold, is_alive() and join(); the whole "
+            "scheduler is ts.scheduler"
+        )
+
+    def __repr__(self) -> str:
+        return f"<TimerView of {self._facade!r}>"
+
+
+#: The fields of one task read under the lock: id, action, period, due, runs, last_due,
+#: wall, comment, args, kwargs.
+_Fields = tuple[int, Any, Any, float, int, Any, Any, Any, Any, Any]
+
+
+def _records(scheduler: Scheduler) -> list[tuple[float, _Fields]]:
+    """``(due, fields)`` of every pending task, and of every periodic task in flight at its
+    next due time (the reference re-queues it when the run starts), read under the lock."""
+    out: list[tuple[float, _Fields]] = []
+    # No public call returns the task records themselves (snapshots hold frozen views
+    # without actions and arguments): read them under the scheduler's own lock, briefly.
+    # A public hook is requested in the compat report.
+    with scheduler._lock:
+        for due, point in scheduler.queue.points():
+            out.extend((due, _fields_of(task, due)) for task in point)
+        for task in list(scheduler._running.values()):
+            nxt = task.next_due() if task.periodic and task.period is not None else None
+            if nxt is not None:
+                out.append((nxt, _fields_of(task, nxt)))
+    out.sort(key=lambda item: item[0])  # stable: each time point keeps its insertion order
+    return out
+
+
+def _fields_of(task: Task, due: float) -> _Fields:
+    return (task.id, task.action, task.period, due, task.runs, task.last_due,
+            getattr(task, "wall", None), getattr(task, "comment", None), task.args,
+            task.kwargs)  # fmt: skip
+
+
+def _grouped(records: list[tuple[float, _Fields]]) -> list[list[_Fields]]:
+    """The records' fields grouped by due time (records sorted by due time)."""
+    groups: list[list[_Fields]] = []
+    last = None
+    for due, fields in records:
+        if groups and due == last:
+            groups[-1].append(fields)
+        else:
+            groups.append([fields])
+        last = due
+    return groups
+
+
+def _wall_key(fields: _Fields, offset: float) -> float:
+    """The reference's time of a task: its ``absolute_time`` as given before its first run."""
+    _, _, _, due, runs, _, wall, _, _, _ = fields
+    return wall if wall is not None and runs == 0 else due - offset
+
+
+def _action(fields: _Fields, offset: float) -> dict[str, Any]:
+    """One task as the reference's action dict (same keys, same order), read-only."""
+    task_id, action, period, due, runs, last_due, wall, comment, args, kwargs = fields
+    if comment is None and period is not None and runs:
+        comment = ""  # the reference re-queues a periodic task with comment "" after a run
+    return _FrozenDict(
+        action=action,
+        period=period,
+        current_execution=wall if wall is not None and runs == 0 else due - offset,
+        last_execution=None if last_due is None or period is None else last_due - offset,
+        id=task_id,
+        running=False,  # the reference never sets it
+        comment=comment,
+        args=args,
+        kwargs={} if kwargs is None else kwargs,
+    )
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError(_READ_ONLY)
+
+
+class _FrozenList(list):  # type: ignore[type-arg]
+    """A list that refuses changes (copies and pickles are plain lists)."""
+
+    __slots__ = ()
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (list, (list(self),))
+
+
+class _FrozenDict(dict):  # type: ignore[type-arg]
+    """A dict that refuses changes (copies and pickles are plain dicts)."""
+
+    __slots__ = ()
+    pop = popitem = clear = update = setdefault = _refuse
+    __setitem__ = __delitem__ = __ior__ = _refuse
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (dict, (dict(self),))
+
+
+_SORTED_DICT_CLASS: list[type] = []
+
+
+def _frozen_sorted_dict() -> type:
+    """The read-only ``SortedDict`` subclass, built once (sortedcontainers imported lazily)."""
+    if _SORTED_DICT_CLASS:
+        return _SORTED_DICT_CLASS[0]
+    from sortedcontainers import SortedDict
+
+    class FrozenSortedDict(SortedDict):  # type: ignore[misc]
+        """A ``SortedDict`` that refuses changes once built (copies are plain SortedDicts)."""
+
+        def __init__(self, data: dict[float, Any]) -> None:
+            super().__init__(data)  # filled through SortedDict's own update (class-bound)
+            self._frozen = True
+
+        def _guard(self) -> None:
+            if getattr(self, "_frozen", False):
+                raise TypeError(_READ_ONLY)
+
+        def __setitem__(self, key: Any, value: Any) -> None:
+            self._guard()
+            super().__setitem__(key, value)
+
+        def __delitem__(self, key: Any) -> None:
+            self._guard()
+            super().__delitem__(key)
+
+        def update(self, *args: Any, **kwargs: Any) -> None:
+            self._guard()
+            super().update(*args, **kwargs)
+
+        pop = popitem = clear = setdefault = __ior__ = _refuse
+
+        def copy(self) -> SortedDict:
+            return SortedDict(self)
+
+        __copy__ = copy
+
+        def __reduce_ex__(self, protocol: Any) -> Any:
+            return (SortedDict, (dict(self),))
+
+    FrozenSortedDict.__qualname__ = "SortedDict"
+    _SORTED_DICT_CLASS.append(FrozenSortedDict)
+    return FrozenSortedDict
+
+
+# -- interpreter exit ----------------------------------------------------------------------
+_AT_EXIT: weakref.WeakSet[Scheduler] = weakref.WeakSet()
+_AT_EXIT_HOOKED = False
+
+
+def _stop_at_exit(scheduler: Scheduler) -> None:
+    """Stop ``scheduler`` when the interpreter exits, before it waits for non-daemon threads.
+
+    Runs in flight then finish (non-daemon threads) and nothing new starts: without
+    this, a periodic task's next run would start a new thread while the interpreter
+    waits for the last one, and the process would never exit. (The scheduler, not the
+    facade, is registered: its worker keeps it alive even if the facade is dropped.)
+    """
+    global _AT_EXIT_HOOKED
+    _AT_EXIT.add(scheduler)
+    if _AT_EXIT_HOOKED:
+        return
+    _AT_EXIT_HOOKED = True
+    # threading's own exit hook runs before non-daemon threads are joined (concurrent.futures
+    # uses it); atexit runs only after them, too late. Python 3.9+ has it.
+    register = getattr(threading, "_register_atexit", None)
+    if register is None:  # pragma: no cover - other interpreters
+        import atexit
+
+        register = atexit.register
+    register(_stop_all)
+
+
+def _stop_all() -> None:
+    for scheduler in list(_AT_EXIT):
+        with contextlib.suppress(Exception):  # exiting: never block the exit
+            scheduler.shutdown(wait=False)
+
+
+# -- argument checks (errors name the facade's arguments) ---------------------------------
 def _check_epsilon(value: Any) -> float | None:
     if value is None:
         return None
@@ -338,6 +875,45 @@ def _check_epsilon(value: Any) -> float | None:
     return result
 
 
+def _check_iterable(value: Any) -> None:
+    """``task_args`` must be iterable (the reference unpacks it with ``*``); kept as given."""
+    try:
+        iter(value)
+    except TypeError:
+        raise TypeError(
+            f"task_args={short_repr(value)}: expected an iterable of positional arguments "
+            f"(a tuple, a list...), got {type(value).__name__}"
+        ) from None
+
+
+def _wall_seconds(value: Any) -> float:
+    """An ``absolute_time`` as ``time.time()`` seconds (a ``datetime`` is converted)."""
+    if isinstance(value, datetime):
+        try:
+            return value.timestamp()
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"absolute_time={value!r}: cannot convert to a time: {exc}") from None
+    return check_number("absolute_time", value)
+
+
+def _check_delta(value: Any) -> float:
+    result = check_number("delta_t", value)
+    if result > MAX_HORIZON:
+        raise ValueError(f"delta_t={short_repr(value)}: longer than {MAX_HORIZON:g} s (~31 years)")
+    return result
+
+
+def _renamed(exc: BaseException, absolute_time: Any, delta_t: Any) -> str:
+    """The core's message about ``at``/``delay``, naming ``absolute_time``/``delta_t``."""
+    text = str(exc)
+    detail = text.split(": ", 1)[1] if ": " in text else text
+    if absolute_time is not None:
+        return f"absolute_time={short_repr(absolute_time)}: {detail}"
+    if delta_t is not None:
+        return f"delta_t={short_repr(delta_t)}: {detail}"
+    return text
+
+
 def _as_id(value: Any) -> int | None:
     """An integer task ID (``int``, numpy integers...), or ``None`` for anything else."""
     if isinstance(value, bool):
@@ -346,12 +922,3 @@ def _as_id(value: Any) -> int | None:
         return operator.index(value)
     except TypeError:
         return None
-
-
-def _label(comment: Any) -> str | None:
-    """The reference accepts any comment; ours is a label string (empty means none)."""
-    if comment is None:
-        return None
-    if isinstance(comment, str):
-        return comment or None
-    return short_repr(comment)
