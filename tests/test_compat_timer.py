@@ -36,15 +36,10 @@ def noop(*args, **kwargs):
 
 
 @pytest.fixture
-def clock():
-    return VirtualClock(start=1000.0)
-
-
-@pytest.fixture
-def ts(clock):
-    facade = TemporalScheduler(clock=clock)
-    yield facade
-    facade.shutdown()
+def ts():
+    """A facade on a virtual clock at 1000.0 (``ts.clock``)."""
+    with TemporalScheduler(clock=VirtualClock(start=1000.0)) as facade:
+        yield facade
 
 
 def lengths(facade):
@@ -103,7 +98,7 @@ def test_timer_types_and_action_dicts(ts):
     assert TemporalScheduler(0.05, clock=VirtualClock()).timer.dontwait_threshold == 0.05
 
 
-def test_timer_shows_a_periodic_task_in_flight_at_its_next_time(ts, clock):
+def test_timer_shows_a_periodic_task_in_flight_at_its_next_time(ts):
     seen = []
 
     def tick():
@@ -111,7 +106,7 @@ def test_timer_shows_a_periodic_task_in_flight_at_its_next_time(ts, clock):
 
     pid = ts.schedule_task(tick, absolute_time=1001.0, period=2.0)
     ts.schedule_task(noop, absolute_time=1010.0)
-    clock.run_until(1003.0)
+    ts.clock.run_until(1003.0)
     # inside each run the reference has already re-queued the task at its next time
     assert [(t, n) for t, n, _ in seen] == [(1003.0, (1, 1)), (1005.0, (1, 1))]
     first, second = (action for _, _, action in seen)
@@ -201,7 +196,7 @@ def test_is_alive_and_join_real_clock():
 
 
 # -- arguments as given --------------------------------------------------------------------
-def test_task_args_any_iterable_runs_with_those_values(ts, clock):
+def test_task_args_any_iterable_runs_with_those_values(ts):
     got = []
 
     def record(*args, **kwargs):
@@ -211,33 +206,33 @@ def test_task_args_any_iterable_runs_with_those_values(ts, clock):
     ts.schedule_task(record, absolute_time=1002.0, task_args=range(2))
     ts.schedule_task(record, absolute_time=1003.0, task_args=[1, 2], task_kwargs={"x": 3})
     ts.schedule_task(record, absolute_time=1004.0, task_args={"k": 1})  # keys, as `*` gives
-    clock.run_until_idle()
+    ts.clock.run_until_idle()
     assert got == [(("a", "b"), {}), ((0, 1), {}), ((1, 2), {"x": 3}), (("k",), {})]
 
 
-def test_duplicates_compare_arguments_as_given(ts, clock):
+def test_duplicates_compare_arguments_as_given(ts):
     runs = []
     a = ts.schedule_task(runs.append, absolute_time=1001.0, task_args=[1])
     b = ts.schedule_task(runs.append, absolute_time=1001.0, task_args=(1,))
     c = ts.schedule_task(runs.append, absolute_time=1001.0, task_args=(1,))
     d = ts.schedule_task(runs.append, absolute_time=1001.0, task_args=(1.0,))  # 1 == 1.0
     assert (a, b) == (0, 1) and c == d == b
-    clock.run_until_idle()
+    ts.clock.run_until_idle()
     assert runs == [1, 1]  # [1] != (1,): two tasks, both run
 
 
-def test_kwargs_as_given_fail_when_the_task_runs(ts, clock):
+def test_kwargs_as_given_fail_when_the_task_runs(ts):
     tid = ts.schedule_task(noop, absolute_time=1001.0, task_kwargs=(1,))  # accepted
     assert ts.status(tid)["id"] == tid
-    clock.run_until_idle()
+    ts.clock.run_until_idle()
     errors = ts.log.to_frame().query("kind == 'error'")
     assert errors["task_id"].tolist() == [tid]
     assert "must be a mapping" in errors["error"].iloc[0]
     assert isinstance(ts.scheduler.exception(tid), TypeError)
 
 
-def test_core_api_keeps_its_strict_checks(clock):
-    s = Scheduler(clock)
+def test_core_api_keeps_its_strict_checks():
+    s = Scheduler(VirtualClock(start=1000.0))
     with pytest.raises(TypeError, match="args="):
         s.schedule(noop, at=1001.0, args="ab")
     with pytest.raises(TypeError, match="kwargs="):
@@ -342,7 +337,7 @@ def test_wall_scale_ignores_a_preemption_but_follows_a_step(monkeypatch):
     assert scale.offset == pytest.approx(offset - 1.0, abs=1e-3)
 
 
-def test_datetime_absolute_time(ts, clock):
+def test_datetime_absolute_time(ts):
     when = datetime.fromtimestamp(1003.0) + timedelta(microseconds=500_000)
     tid = ts.schedule_task(noop, absolute_time=when)
     assert ts.status(tid)["scheduled_execution"] == 1003.5
