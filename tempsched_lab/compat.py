@@ -318,10 +318,13 @@ class TemporalScheduler:
                 f"absolute_time={short_repr(absolute_time)} and delta_t={short_repr(delta_t)}: "
                 "pass one of them, not both"
             )
-        args = () if task_args is None else task_args
         try:
-            if type(args) is not tuple:
-                _check_iterable(args)
+            if task_args is None:
+                args: Any = ()
+            else:
+                args = task_args
+                if type(args) is not tuple:
+                    _check_iterable(args)
             if not callable(callback) and not isinstance(callback, threading.Event):
                 raise TypeError(
                     f"callback={short_repr(callback)}: expected a callable or a threading.Event"
@@ -340,7 +343,7 @@ class TemporalScheduler:
             task.comment = comment
             if absolute_time is not None:
                 wall = task.wall = absolute_time  # kept as given (the reference shows it)
-                if type(wall) is not float or wall - wall != 0.0:  # the fast path: a finite float
+                if type(wall) is not float:  # (NaN and inf are refused by the core, renamed below)
                     wall = _wall_seconds(wall)
                     if isinstance(absolute_time, datetime):
                         task.wall = wall

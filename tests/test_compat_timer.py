@@ -251,6 +251,8 @@ def test_core_api_keeps_its_strict_checks():
         (dict(absolute_time="soon"), TypeError, "absolute_time='soon'"),
         (dict(absolute_time=999.0), PastTimeError, "absolute_time=999.0"),
         (dict(absolute_time=1e20), ValueError, "absolute_time=1e+20"),
+        (dict(absolute_time=float("inf")), ValueError, "absolute_time=inf"),
+        (dict(absolute_time=float("nan"), period=1.0), ValueError, "absolute_time=nan"),
         (dict(absolute_time=1001.0, delta_t=1.0), ValueError, "absolute_time=1001.0 and delta_t"),
         (dict(delta_t=1.0, task_args=5), TypeError, "task_args=5"),
         (dict(period=0), ValueError, "period=0"),
