@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import pickle
+import subprocess
+import sys
 import threading
 import time
 from datetime import datetime, timedelta
@@ -16,7 +18,8 @@ import pytest
 from sortedcontainers import SortedDict
 
 from tempsched_lab import PastTimeError, RealClock, Scheduler, VirtualClock
-from tempsched_lab.compat import TemporalScheduler, TimerView, _WallScale
+from tempsched_lab.compat import TemporalScheduler, TimerView
+from tempsched_lab.compat.wall import WallScale
 
 KEYS = [
     "action",
@@ -322,7 +325,7 @@ def test_equal_absolute_times_stay_duplicates_on_a_real_clock():
 
 def test_wall_scale_ignores_a_preemption_but_follows_a_step(monkeypatch):
     wall = WallClock(monkeypatch)
-    scale = _WallScale(RealClock())
+    scale = WallScale(RealClock())
     offset = scale.offset
     read = scale.read
     slow = [0.05]  # the next read only is 50 ms late, as if preempted between the two reads
@@ -344,3 +347,17 @@ def test_datetime_absolute_time(ts):
     tid = ts.schedule_task(noop, absolute_time=when)
     assert ts.status(tid)["scheduled_execution"] == 1003.5
     assert ts.timer.current_time == 1003.5
+
+
+# -- a cheap import ------------------------------------------------------------------------
+def test_import_loads_no_heavy_module():
+    """``import tempsched_lab.compat`` loads none of the data-science stack (its time is a
+    benchmark: benchmarks/bench_compat.py)."""
+    heavy = ("pandas", "numpy", "matplotlib", "ipywidgets", "pyarrow")
+    code = (
+        "import sys, tempsched_lab.compat\n"
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
