@@ -435,11 +435,14 @@ class TemporalScheduler:
         self, callback: Any, args: Any, period: Any, comment: Any, exc: BaseException
     ) -> None:
         """Write the ``reject`` row the core writes for its own argument errors."""
-        # The core has no public way to record a rejection decided outside it: this uses
-        # its private recorder (a public hook is requested in the compat report).
+        label = comment if isinstance(comment, str) else None
+        public = getattr(self.scheduler, "record_rejection", None)  # the hook proposed
+        if public is not None:
+            public(callback, args, period, label, _COMPAT, exc)
+            return
+        # No public way yet to record a rejection decided outside the core: its recorder.
         record = getattr(self.scheduler, "_record_invalid", None)
         if record is not None:
-            label = comment if isinstance(comment, str) else None
             record(callback, args, period, label, _COMPAT_CODE, exc)
 
     def _keep_alive(self) -> None:

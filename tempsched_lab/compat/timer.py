@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -141,18 +142,25 @@ _Fields = tuple[int, Any, Any, float, int, Any, Any, Any, Any, Any]
 def _records(scheduler: Scheduler) -> list[tuple[float, _Fields]]:
     """``(due, fields)`` of every pending task, and of every periodic task in flight at its
     next due time (the reference re-queues it when the run starts), read under the lock."""
-    out: list[tuple[float, _Fields]] = []
-    # No public call returns the task records themselves (snapshots hold frozen views
-    # without actions and arguments): read them under the scheduler's own lock, briefly.
-    # A public hook is requested in the compat report.
-    with scheduler._lock:
-        for due, point in scheduler.queue.points():
-            out.extend((due, _fields_of(task, due)) for task in point)
-        for task in list(scheduler._running.values()):
-            nxt = task.next_due() if task.periodic and task.period is not None else None
-            if nxt is not None:
-                out.append((nxt, _fields_of(task, nxt)))
+    read = getattr(scheduler, "read_records", None)  # the hook proposed to the core
+    if read is not None:
+        out: list[tuple[float, _Fields]] = read(_collect)
+    else:
+        # No public call returns the task records themselves (snapshots hold frozen views
+        # without actions and arguments): read them under the scheduler's own lock, briefly.
+        with scheduler._lock:
+            out = _collect(scheduler.queue.points(), scheduler._running.values())
     out.sort(key=lambda item: item[0])  # stable: each time point keeps its insertion order
+    return out
+
+
+def _collect(points: Iterable[tuple[float, Iterable[Task]]], running: Iterable[Task]) -> Any:
+    """The fields of the pending tasks and of the periodic runs in flight (lock held)."""
+    out = [(due, _fields_of(task, due)) for due, point in points for task in point]
+    for task in list(running):
+        nxt = task.next_due() if task.periodic and task.period is not None else None
+        if nxt is not None:
+            out.append((nxt, _fields_of(task, nxt)))
     return out
 
 
