@@ -28,7 +28,10 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from .wallclock import WallScale
 
 __all__ = [
     "Clock",
@@ -205,28 +208,40 @@ class RealClock:
     """
 
     virtual = False
+    #: ``now()`` is a constant plus ``time.monotonic()`` (a wall scale may read the latter)
+    monotonic_based = True
 
     def __init__(self) -> None:
         self._epoch = time.time()
         self._mono = time.monotonic()
         #: ``now()`` when the clock was created: shown to users as ``0.000 s``.
         self.origin = self._epoch
+        self._wall: WallScale | None = None  # made on first use
 
     def now(self) -> float:
         """Seconds on the epoch-like scale."""
         return self._epoch + (time.monotonic() - self._mono)
 
     def from_datetime(self, when: datetime) -> float:
-        """Wall time ``when`` as a value on this clock, converted once at the call."""
-        return self.now() + (when.timestamp() - time.time())
+        """Wall time ``when`` as a value on this clock (see :meth:`from_wall`)."""
+        return self.from_wall(when.timestamp())
 
     def from_wall(self, seconds: float) -> float:
-        """A ``time.time()`` value as a value on this clock, using the wall clock read now.
+        """A ``time.time()`` value as a value on this clock.
 
-        After a wall-clock step (NTP, resume from suspend) the monotonic scale and the
-        wall clock differ; converting at each call keeps "at 12:00:05" meaning that.
+        The offset between the wall clock and this monotonic scale is checked at
+        each call, so that after a wall-clock step (NTP, resume from suspend)
+        "at 12:00:05" still means that; it only changes when the wall clock really
+        stepped (more than 0.2 ms), so equal wall times give equal due times
+        (duplicates are found). The wall clock is read first: a thread switch
+        between the two reads errs late, never early.
         """
-        return self.now() + (seconds - time.time())
+        scale = self._wall
+        if scale is None:
+            from .wallclock import WallScale
+
+            scale = self._wall = WallScale(self)
+        return scale.to_clock(seconds)
 
     def attach(self, target: Drivable, name: str) -> ThreadDriver:
         """Start a daemon worker thread that fires ``target``'s groups when they fall due."""

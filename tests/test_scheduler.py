@@ -702,3 +702,11 @@ def test_a_coroutine_action_runs_on_the_loop_the_scheduler_was_created_in():
 
     loop = asyncio.run(main())
     assert len(seen) >= 3 and all(x is loop for x in seen)
+
+
+def test_equal_datetimes_give_one_due_time_so_duplicates_are_found():
+    with Scheduler() as s:
+        when = datetime.now() + timedelta(seconds=30)
+        ids = {s.schedule(noop, at=when) for _ in range(200)}
+        assert ids == {0}  # the wall-to-clock offset is read once, not per call
+        s.cancel(0)

@@ -18,8 +18,8 @@ from ..executors import ThreadPerRun
 from ..scheduler import PastTimeError, Scheduler
 from ..task import CancelResult, Origin, PeriodicTask, Task, TaskState, short_repr
 from ..validation import MAX_HORIZON, check_number, check_period
+from ..wallclock import WallScale
 from .timer import TimerView
-from .wall import WallScale
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -436,14 +436,7 @@ class TemporalScheduler:
     ) -> None:
         """Write the ``reject`` row the core writes for its own argument errors."""
         label = comment if isinstance(comment, str) else None
-        public = getattr(self.scheduler, "record_rejection", None)  # the hook proposed
-        if public is not None:
-            public(callback, args, period, label, _COMPAT, exc)
-            return
-        # No public way yet to record a rejection decided outside the core: its recorder.
-        record = getattr(self.scheduler, "_record_invalid", None)
-        if record is not None:
-            record(callback, args, period, label, _COMPAT_CODE, exc)
+        self.scheduler.record_rejection(callback, args, period, label, _COMPAT, exc)
 
     def _keep_alive(self) -> None:
         while not self._done.wait(0.5):

@@ -142,14 +142,7 @@ _Fields = tuple[int, Any, Any, float, int, Any, Any, Any, Any, Any]
 def _records(scheduler: Scheduler) -> list[tuple[float, _Fields]]:
     """``(due, fields)`` of every pending task, and of every periodic task in flight at its
     next due time (the reference re-queues it when the run starts), read under the lock."""
-    read = getattr(scheduler, "read_records", None)  # the hook proposed to the core
-    if read is not None:
-        out: list[tuple[float, _Fields]] = read(_collect)
-    else:
-        # No public call returns the task records themselves (snapshots hold frozen views
-        # without actions and arguments): read them under the scheduler's own lock, briefly.
-        with scheduler._lock:
-            out = _collect(scheduler.queue.points(), scheduler._running.values())
+    out: list[tuple[float, _Fields]] = scheduler.read_records(_collect)
     out.sort(key=lambda item: item[0])  # stable: each time point keeps its insertion order
     return out
 

@@ -88,11 +88,10 @@ class LogSource:
 class Scene:
     """What one dashboard frame draws: a moment, and the log rows before it (computed once).
 
-    Attributes:
-        moment: the :class:`~tempsched_lab.Moment` taken under the scheduler's lock.
-        serial, seq, now, queue, closed: the moment's (``seq``: rows shown are
-            those with ``seq < scene.seq``).
-        scale: the :class:`~tempsched_lab.TimeScale` every text of the frame uses.
+    ``scene.moment`` is the :class:`~tempsched_lab.Moment` taken under the
+    scheduler's lock; ``serial``, ``seq``, ``now``, ``queue`` and ``closed`` are
+    the moment's (rows shown are those with ``seq < scene.seq``); ``scale`` is
+    the :class:`~tempsched_lab.TimeScale` every text of the frame uses.
     """
 
     __slots__ = ("_decisions", "_frame", "moment", "source")

@@ -1,4 +1,10 @@
-"""``time.time()`` values on a real clock's monotonic scale, following wall-clock steps."""
+"""``time.time()`` values on a real clock's monotonic scale, following wall-clock steps.
+
+:class:`~tempsched_lab.RealClock` converts wall-clock times (``at=`` a
+``datetime``, the compat facade's ``absolute_time``) through a
+:class:`WallScale`, so that equal wall times map to equal due times (duplicates
+are found) while a real step of the wall clock is still followed.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..clock import RealClock
-
 if TYPE_CHECKING:
-    from ..clock import Clock
+    from .clock import Clock
 
 __all__ = ["WallScale"]
 
@@ -41,7 +45,7 @@ class WallScale:
 
     def __init__(self, clock: Clock) -> None:
         self.read: Callable[[], float]
-        if type(clock) is RealClock:
+        if getattr(clock, "monotonic_based", False):
             self.read = time.monotonic
             m = time.monotonic()
             self._base = clock.now() - m  # read after m: errs late, never early
