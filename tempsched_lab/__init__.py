@@ -17,7 +17,6 @@ hello
 
 from __future__ import annotations
 
-from .aio import AsyncioClock, AsyncScheduler
 from .analysis import case_counts, lateness_summary, periodic_runs, task_history
 from .audit import AuditReport, audit
 from .clock import Clock, LoopError, RealClock, VirtualClock
@@ -75,3 +74,12 @@ __all__ = [
     "task_history",
     "time_style",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The asyncio pieces load asyncio (~25 ms); a script that never uses them does not pay.
+    if name in ("AsyncScheduler", "AsyncioClock"):
+        from . import aio
+
+        return getattr(aio, name)
+    raise AttributeError(f"module 'tempsched_lab' has no attribute {name!r}")

@@ -13,14 +13,16 @@ run of inline tasks) is recorded, then re-raised to stop the run there.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .task import Task
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["Run", "RunHost", "Runner", "in_task", "run_token"]
 
@@ -101,6 +103,8 @@ class Runner:
 
     def _await(self, task: Task, due: float, started: float, awaitable: Any) -> Any:
         """Await a coroutine action on the scheduler's loop (or here, with ``asyncio.run``)."""
+        import asyncio  # only coroutine actions need it (importing it costs ~25 ms)
+
         host = self._host
         loop = host.loop
         token = host.token
@@ -213,6 +217,8 @@ async def _awaited(awaitable: Any, token: int) -> Any:
 
 
 def _loop_of_this_thread() -> asyncio.AbstractEventLoop | None:
+    import asyncio
+
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
