@@ -1347,9 +1347,16 @@ class Scheduler:
         return dropped
 
     def _join(self, deadline: float | None) -> None:
-        """Wait for the worker, the launcher and every run in flight (up to ``deadline``)."""
+        """Wait for the worker, the launcher and every run in flight (up to ``deadline``).
+
+        Called on the scheduler's own event loop, it cannot wait for runs in flight:
+        a coroutine run needs the very loop this call blocks (``await
+        tempsched_lab.aio.shutdown_async(scheduler)`` waits for everything there).
+        """
         self._driver.join(_remaining(deadline))
         self._launcher.shutdown(wait=deadline is None, timeout=_remaining(deadline))
+        if self.loop is not None and _running_loop() is self.loop:
+            return
         with self._lock:
             self._settled.wait_for(
                 lambda: not self._running and not self._launcher.busy(), _remaining(deadline)
