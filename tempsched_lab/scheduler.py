@@ -219,7 +219,6 @@ class Scheduler:
         self._site: tuple[str, int] | None = register(self, name)
         self._driver: Driver = clock.attach(self, f"tempsched-worker-{name or hex(id(self))}")
 
-    # -- set-up ---------------------------------------------------------------------
     # -- scheduling -----------------------------------------------------------------
     def schedule(
         self,
