@@ -39,6 +39,7 @@ from .pagewatch import PageWatch, in_voila
 from .queue import QueuePanel, queue_table_html
 from .refresher import Refresher, active_refresher
 from .scene import LogSource, Scene, last_decision
+from .timeline_widget import TimelineWidget
 
 __all__ = [
     "PANELS",
@@ -57,6 +58,7 @@ __all__ = [
     "Scene",
     "Stage",
     "TimelinePanel",
+    "TimelineWidget",
     "active_refresher",
     "cancel_text",
     "decision_text",

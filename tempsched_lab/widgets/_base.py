@@ -137,6 +137,7 @@ class Stage:
 
     def __init__(self) -> None:
         self.writes: dict[int, tuple[W.Widget, dict[str, Any]]] = {}
+        self.calls: list[Callable[[], Any]] = []
 
     def put(self, widget: W.Widget, traits: dict[str, Any]) -> None:
         """Remember ``traits`` for ``widget`` (later writes of a trait win)."""
@@ -153,8 +154,18 @@ class Stage:
         finally:
             _STAGING.stage = before
 
+    def later(self, call: Callable[[], Any]) -> None:
+        """Remember ``call`` (it sends a message): :meth:`apply` makes it before the writes."""
+        self.calls.append(call)
+
     def apply(self) -> int:
-        """Write every staged trait (one message per widget); returns how many widgets."""
+        """Make the staged calls, then write every staged trait (one message per widget).
+
+        Returns how many widgets were written.
+        """
+        calls, self.calls = self.calls, []
+        for call in calls:
+            call()
         done = 0
         for widget, traits in self.writes.values():
             if _closed(widget):
@@ -275,6 +286,15 @@ class Panel:
             stage.put(widget, traits)
         else:
             _write(widget, traits)
+
+    @staticmethod
+    def later(call: Callable[[], Any]) -> None:
+        """Run ``call`` (which sends messages): with the round's writes during a round, else now."""
+        stage: Stage | None = getattr(_STAGING, "stage", None)
+        if stage is not None:
+            stage.later(call)
+        else:
+            call()
 
     def show_png(self, image: W.Image, png: bytes) -> None:
         """Put PNG bytes in ``image``, shown at exactly their pixel size (never scaled)."""

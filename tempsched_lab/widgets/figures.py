@@ -22,6 +22,7 @@ from ..decision import Case
 from ..plots import plot_decision_tree, plot_timeline
 from ._base import Panel, Part, esc, image_widget, scroller, stamp
 from .scene import case_counts_of, last_decision
+from .timeline_widget import TimelineWidget
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +46,18 @@ def timeline_supports(name: str) -> bool:
 
 
 class TimelinePanel(Panel):
-    """The task timeline (:func:`tempsched_lab.plots.plot_timeline`) in a window that follows now.
+    """The task timeline in a window that follows now: interactive in a browser, a PNG elsewhere.
+
+    With ``interactive=True`` (the default) the panel holds a
+    :class:`~tempsched_lab.widgets.TimelineWidget`: a canvas in the page with
+    wheel zoom, drag pan, follow now, hover text and click-to-highlight, fed
+    only the rows new since the last frame. Until a page has loaded its
+    module (and always with ``interactive=False``, in a headless run, or in a
+    front end that cannot load it) the panel draws
+    :func:`tempsched_lab.plots.plot_timeline` as a PNG instead; once a page
+    says hello the PNG is hidden and no longer drawn. Exports
+    (:meth:`Dashboard.to_html <tempsched_lab.widgets.Dashboard.to_html>`) always
+    carry the PNG.
 
     The picture shows the last ``window`` seconds up to the scene's "now" (a
     sliding window), or the whole run with ``window=0``. **pause** freezes the
@@ -64,6 +76,7 @@ class TimelinePanel(Panel):
         slide_every: least seconds between two redraws when only "now" moved.
         width: picture width in inches (shown at 100 dpi, unscaled); the
             height follows the number of lanes.
+        interactive: show the browser-side timeline (PNG until a page loads it).
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> clock = VirtualClock()
@@ -89,6 +102,7 @@ class TimelinePanel(Panel):
         max_lanes: int = 16,
         slide_every: float = 1.0,
         width: float = 8.4,
+        interactive: bool = True,
     ) -> None:
         super().__init__(scheduler, source=source)
         if lanes not in ("task", "thread"):
@@ -143,13 +157,64 @@ class TimelinePanel(Panel):
         for control in (self.window, self.lanes):
             control.observe(self._on_option, names="value")
         self.pause.observe(self._on_pause, names="value")
-        tools = self._own(
+        self.tools: W.HBox = self._own(
             W.HBox(
                 [self.window, self.pause, self.lanes],
                 layout=W.Layout(flex_flow="row wrap", align_items="center"),
             )
         )
-        self.widget = self._box([tools, self.caption, self._own(scroller(self.image))], "Timeline")
+        self.picture: W.Box = self._own(scroller(self.image))
+        self.live: TimelineWidget | None = None
+        children: list[W.Widget] = [self.tools, self.caption]
+        if interactive:
+            self.live = self._own(
+                TimelineWidget(
+                    scheduler,
+                    lanes=lanes,
+                    window=float(window),
+                    follow=True,
+                    layout=W.Layout(width="100%", min_width="420px"),
+                ),
+                "tsl-timeline-live",
+            )
+            self._link_live(self.live)
+            children.append(self.live)
+        children.append(self.picture)
+        self.widget = self._box(children, "Timeline")
+
+    # -- the interactive timeline ------------------------------------------------------------
+    @property
+    def page_has_canvas(self) -> bool:
+        """Whether a page has loaded the interactive timeline (then no PNG is drawn)."""
+        return self.live is not None and self.live.hellos > 0
+
+    def _link_live(self, live: TimelineWidget) -> None:
+        """Keep the panel's controls and the canvas's own toolbar saying the same thing."""
+
+        def from_panel(_change: Any) -> None:
+            with live.hold_sync():
+                live.window = float(self.window.value or 0.0)
+                live.lanes = str(self.lanes.value)
+                live.follow = not self.pause.value
+
+        def from_live(change: Any) -> None:
+            if change["name"] == "lanes" and self.lanes.value != change["new"]:
+                self.lanes.value = change["new"]
+            elif change["name"] == "follow" and self.pause.value == change["new"]:
+                self.pause.value = not change["new"]
+            elif change["name"] == "window" and self.window.value != change["new"]:
+                self.window.value = round(float(change["new"]), 3)
+
+        for control in (self.window, self.lanes, self.pause):
+            control.observe(from_panel, names="value")
+        live.observe(from_live, names=["lanes", "follow", "window"])
+        live.on_hello(self._page_has_canvas)
+
+    def _page_has_canvas(self) -> None:
+        # the canvas has its own toolbar and draws the same marks: hide the PNG and its tools
+        self.picture.layout.display = "none"
+        self.tools.layout.display = "none"
+        self._changed()
 
     @property
     def figure(self) -> Any:
@@ -206,7 +271,21 @@ class TimelinePanel(Panel):
             _set_window(ax, frame, span)  # an older plots module: cut the axis here
 
     def render(self, scene: Scene) -> None:
-        """Redraw the timeline from the rows before ``scene``'s moment, in the window."""
+        """Redraw the timeline from the rows before ``scene``'s moment, in the window.
+
+        Feeds the interactive timeline the rows it lacks; draws the PNG only
+        while no page shows the interactive one.
+        """
+        if self.live is not None:
+            live = self.live
+            self.later(lambda: live.push(scene.seq, now=scene.now))
+        if self.page_has_canvas:
+            self.put(self.caption, value=stamp(scene, self.name) + self._live_caption(scene))
+            return
+        self.render_png(scene)
+
+    def render_png(self, scene: Scene) -> None:
+        """Draw the PNG timeline of ``scene`` (the fallback, and what exports carry)."""
         frame = scene.frame()
         lanes = str(self.lanes.value)
         rows = min(self._lanes_wanted(frame, lanes), self.max_lanes + 1)
@@ -215,6 +294,14 @@ class TimelinePanel(Panel):
         png = self._fig.render(lambda ax: self._draw(ax, scene, frame))
         self.show_png(self.image, png)
         self.put(self.caption, value=stamp(scene, self.name) + self._caption(scene, lanes))
+
+    def _live_caption(self, scene: Scene) -> str:
+        by = "executor thread" if self.lanes.value == "thread" else "task"
+        return (
+            "<div class='tsl-timeline-text' style='color:#444'>"
+            f"now {esc(scene.scale.at(scene.now))} · one lane per {by} · wheel: zoom, drag: pan, "
+            "hover: what happened, click: a task's whole history</div>"
+        )
 
     def _caption(self, scene: Scene, lanes: str) -> str:
         scale = scene.scale
@@ -235,10 +322,16 @@ class TimelinePanel(Panel):
             self.window.value,
             self.lanes.value,
             self.paused_at,
+            self.page_has_canvas,
         )
 
     def _now_key(self, scene: Scene) -> Hashable:
         return None if self.paused_at is not None else scene.now
+
+    def display_widgets(self) -> list[W.Widget]:
+        """The output widgets, and the interactive timeline (its moment only is re-sent)."""
+        widgets = super().display_widgets()
+        return [*widgets, self.live] if self.live is not None else widgets
 
     def _make_parts(self) -> list[Part]:
         return [

@@ -296,7 +296,9 @@ class Refresher:
                 continue
             for widget in panel.display_widgets():
                 if getattr(widget, "comm", None) is not None:
-                    widget.send_state()
+                    # a widget may name the few traits worth re-sending (the timeline: its
+                    # moment, not its 30 kB module source and palette)
+                    widget.send_state(key=getattr(widget, "resync_keys", None))
                     sent += 1
         self.resyncs += 1
         return sent

@@ -1,0 +1,940 @@
+// tempsched_lab: the interactive timeline (front end of widgets/timeline_widget.py).
+//
+// One store per widget model holds the event-log rows received so far (columns in typed
+// arrays, 33 bytes a row on the wire) and the runs built from them, keyed like the static
+// plot's runs: (task, due). Each view draws the store on a <canvas>: only the lanes on screen
+// (lane virtualisation) and only the runs inside the time range (binary search per lane);
+// runs narrower than a pixel are merged, so a frame costs about one rectangle per pixel
+// column and lane however many runs there are. Colours and glyphs come from the Python side
+// (the plots' palette and mark table), so the canvas and the PNG timeline agree.
+
+const PT = 100 / 72; // px per point: the PNG timeline is drawn at 100 dpi and shown unscaled
+const LANE_H = 26; // px per lane, as the PNG timeline (0.26 in a lane)
+const BAR_HALF = 0.22; // bar half-height, in lanes (plots.timeline.layers.BAR_HALF)
+const REARM_OFFSET = 0.32; // a periodic re-arm's decision dot, below the lane
+const AXIS_H = 30;
+const GUTTER = 170;
+const SCROLL_W = 10;
+const DETAIL_LIMIT = 3000; // above this many runs on screen, small marks are left out (as the plot)
+const ADDS = new Set([2, 3, 4, 6, 8]); // cases that store a task
+const K = { schedule: 0, reject: 1, wake: 2, dispatch: 3, start: 4, finish: 5, error: 6,
+            event_set: 7, missed: 8, cancel: 9, shutdown: 10 };
+// anywidget hands initialize() and render() different proxies of one model: stores are found by
+// the widget's own id (a trait set in Python)
+const STORES = new Map();
+
+// -- the store: rows and runs, per model ----------------------------------------------------
+
+class Store {
+  constructor(model) {
+    this.model = model;
+    this.views = new Set();
+    this.hover = new Map();
+    this.token = Math.random().toString(36).slice(2);
+    this.synced = false; // the page's first reset has arrived
+    this.needAsked = 0;
+    this.reset(0, [], []);
+  }
+
+  reset(first, labels, lanes) {
+    this.first = first;
+    this.n = 0;
+    this.cap = 0;
+    this.t = new Float64Array(0);
+    this.due = new Float64Array(0);
+    this.task = new Int32Array(0);
+    this.dup = new Int32Array(0);
+    this.label = new Int32Array(0);
+    this.lane = new Uint16Array(0);
+    this.kind = new Uint8Array(0);
+    this.cas = new Int8Array(0);
+    this.flags = new Uint8Array(0);
+    this.labels = labels.slice();
+    this.laneNames = lanes.slice();
+    this.runs = [];
+    this.byKey = new Map();
+    this.taskLanes = []; // lane order: tasks by first appearance
+    this.taskInfo = new Map(); // task -> {lane, runs[], dups[], cancels[], missed[], span, open}
+    this.threadLanes = []; // lane order: thread/worker names by first use
+    this.threadInfo = new Map(); // lane name index -> {runs[], span, open}
+    this.threadDirty = false;
+    this.rejects = [];
+    this.tMin = Infinity;
+    this.tMax = -Infinity;
+    this.rowsApplied = 0;
+  }
+
+  get next() { return this.first + this.n; }
+
+  grow(need) {
+    if (need <= this.cap) return;
+    let cap = Math.max(1024, this.cap);
+    while (cap < need) cap *= 2;
+    const widen = (old, Type) => { const a = new Type(cap); a.set(old.subarray(0, this.n)); return a; };
+    this.t = widen(this.t, Float64Array); this.due = widen(this.due, Float64Array);
+    this.task = widen(this.task, Int32Array); this.dup = widen(this.dup, Int32Array);
+    this.label = widen(this.label, Int32Array); this.lane = widen(this.lane, Uint16Array);
+    this.kind = widen(this.kind, Uint8Array); this.cas = widen(this.cas, Int8Array);
+    this.flags = widen(this.flags, Uint8Array);
+    this.cap = cap;
+  }
+
+  // Append a batch (header + one binary block), skipping rows already held.
+  append(msg, view) {
+    const count = msg.count;
+    for (const name of msg.labels || []) this.labels.push(name);
+    for (const name of msg.lanes || []) this.laneNames.push(name);
+    const skip = this.next - msg.first;
+    if (skip >= count) return 0;
+    const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();
+    const b = bytes.buffer; // a fresh, aligned copy
+    const n = count;
+    const cols = {
+      t: new Float64Array(b, 0, n), due: new Float64Array(b, 8 * n, n),
+      task: new Int32Array(b, 16 * n, n), dup: new Int32Array(b, 20 * n, n),
+      label: new Int32Array(b, 24 * n, n), lane: new Uint16Array(b, 28 * n, n),
+      kind: new Uint8Array(b, 30 * n, n), cas: new Int8Array(b, 31 * n, n),
+      flags: new Uint8Array(b, 32 * n, n),
+    };
+    const add = count - skip;
+    this.grow(this.n + add);
+    for (const name of Object.keys(cols)) this[name].set(cols[name].subarray(skip), this.n);
+    const from = this.n;
+    this.n += add;
+    for (let i = from; i < this.n; i++) this.apply(i);
+    this.rowsApplied += add;
+    return add;
+  }
+
+  taskOf(id) {
+    let info = this.taskInfo.get(id);
+    if (!info) {
+      info = { id, lane: this.taskLanes.length, runs: [], dups: [], cancels: [], missed: [],
+               span: 0, open: new Set() };
+      this.taskInfo.set(id, info);
+      this.taskLanes.push(id);
+    }
+    return info;
+  }
+
+  threadOf(lane) {
+    let info = this.threadInfo.get(lane);
+    if (!info) {
+      info = { id: lane, runs: [], span: 0, open: new Set() };
+      this.threadInfo.set(lane, info);
+      this.threadLanes.push(lane);
+    }
+    return info;
+  }
+
+  runOf(i) {
+    const task = this.task[i], due = this.due[i];
+    const key = task + '|' + due;
+    let run = this.byKey.get(key);
+    if (run === undefined) {
+      run = { task, due, sched: NaN, dispatched: NaN, started: NaN, ended: NaN, evt: NaN,
+              cancelled: NaN, dropped: NaN, failed: false, cas: 0, label: this.label[i],
+              lane: -1, periodic: false, rows: [-1, -1, -1, -1], t0: this.t[i], thread: null };
+      this.byKey.set(key, run);
+      this.runs.push(run);
+      const info = this.taskOf(task);
+      info.runs.push(run);
+      info.open.add(run);
+    }
+    return run;
+  }
+
+  close(run, t) {
+    const info = this.taskInfo.get(run.task);
+    info.open.delete(run);
+    info.span = Math.max(info.span, t - run.t0);
+    if (run.thread) {
+      run.thread.open.delete(run);
+      run.thread.span = Math.max(run.thread.span, t - run.started);
+    }
+  }
+
+  apply(i) {
+    const k = this.kind[i], t = this.t[i], seq = this.first + i;
+    if (t < this.tMin) this.tMin = t;
+    if (t > this.tMax) this.tMax = t;
+    const task = this.task[i];
+    if (k === K.reject) { this.rejects.push(i); return; }
+    if (task < 0) return;
+    if (k === K.schedule) {
+      if (this.dup[i] >= 0) { this.taskOf(this.dup[i]).dups.push(i); return; }
+      if (!ADDS.has(this.cas[i]) || !Number.isFinite(this.due[i])) return;
+      const run = this.runOf(i);
+      run.sched = t; run.cas = this.cas[i]; run.rows[0] = seq;
+      run.periodic = (this.flags[i] & 4) !== 0;
+      run.label = this.label[i];
+      return;
+    }
+    if (k === K.missed) { this.taskOf(task).missed.push(i); return; }
+    if (k === K.cancel) {
+      this.taskOf(task).cancels.push(i);
+      if ((this.flags[i] & 1) && Number.isFinite(this.due[i])) {
+        const run = this.runOf(i);
+        run.cancelled = t; run.rows[3] = seq; this.close(run, t);
+      }
+      return;
+    }
+    if (!Number.isFinite(this.due[i]) || k === K.wake) return;
+    if (k === K.shutdown) {
+      if (this.flags[i] & 2) { const run = this.runOf(i); run.dropped = t; run.rows[3] = seq; this.close(run, t); }
+      return;
+    }
+    const run = this.runOf(i);
+    if (k === K.dispatch) { run.dispatched = t; run.rows[1] = seq; return; }
+    const lane = this.lane[i];
+    if (k === K.start || k === K.event_set) {
+      if (k === K.start) { run.started = t; run.rows[2] = seq; } else { run.evt = t; run.rows[3] = seq; }
+      if (lane !== this.noLane) {
+        run.lane = lane;
+        const th = this.threadOf(lane);
+        run.thread = th;
+        if (k === K.start) { th.runs.push(run); th.open.add(run); } else { th.runs.push(run); }
+      }
+      if (k === K.event_set) this.close(run, t);
+      return;
+    }
+    if (k === K.finish || k === K.error) {
+      run.ended = t; run.rows[3] = seq; run.failed = k === K.error;
+      if (lane !== this.noLane && lane !== run.lane) { // a Dask worker: its lane, not the thread
+        if (run.thread) run.thread.open.delete(run);
+        run.lane = lane;
+        this.threadDirty = true;
+      }
+      this.close(run, t);
+    }
+  }
+
+  // Thread lanes after runs moved to their worker's lane: rebuilt, sorted by start.
+  threadLanesNow() {
+    if (this.threadDirty) {
+      this.threadInfo = new Map();
+      this.threadLanes = [];
+      const ordered = this.runs.filter(r => r.lane >= 0).sort((a, b) => (a.started || a.evt) - (b.started || b.evt));
+      for (const run of ordered) {
+        const th = this.threadOf(run.lane);
+        run.thread = th;
+        th.runs.push(run);
+        const end = runEnd(run);
+        if (Number.isFinite(end)) th.span = Math.max(th.span, end - (run.started || run.evt));
+        else th.open.add(run);
+      }
+      this.threadDirty = false;
+    }
+    return this.threadLanes;
+  }
+
+  changed() { for (const v of this.views) v.invalidate(); }
+}
+
+function runEnd(run) {
+  if (Number.isFinite(run.ended)) return run.ended;
+  if (Number.isFinite(run.evt)) return run.evt;
+  if (Number.isFinite(run.cancelled)) return run.cancelled;
+  if (Number.isFinite(run.dropped)) return run.dropped;
+  return NaN;
+}
+
+// The wait line's end, as the static plot: start, else Event set, cancel, drop, dispatch, due.
+function waitEnd(run) {
+  for (const x of [run.started, run.evt, run.cancelled, run.dropped, run.dispatched, run.due]) {
+    if (Number.isFinite(x)) return x;
+  }
+  return NaN;
+}
+
+// -- time language ---------------------------------------------------------------------------
+
+function pad(n, w) { return String(n).padStart(w, '0'); }
+
+function niceStep(raw) {
+  if (!(raw > 0) || !Number.isFinite(raw)) return 1;
+  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const f of [1, 2, 5, 10]) if (f * p >= raw * (1 - 1e-9)) return f * p;
+  return 10 * p;
+}
+
+function fmtTick(model, v, step) {
+  if (model.get('time_style') === 'wall') {
+    const abs = model.get('origin') + v;
+    const d = new Date(abs * 1000);
+    let s = pad(d.getHours(), 2) + ':' + pad(d.getMinutes(), 2) + ':' + pad(d.getSeconds(), 2);
+    if (step < 1) s += '.' + pad(Math.round((abs - Math.floor(abs)) * 1000) % 1000, 3).slice(0, step < 0.01 ? 3 : step < 0.1 ? 2 : 1);
+    return s;
+  }
+  const digits = Math.max(0, Math.min(6, -Math.floor(Math.log10(step) + 1e-9)));
+  return v.toFixed(digits);
+}
+
+function fmtAt(model, v) {
+  if (model.get('time_style') === 'wall') return fmtTick(model, v, 0.001);
+  return 't = ' + v.toFixed(3) + ' s';
+}
+
+// -- glyphs: matplotlib's markers on a canvas ------------------------------------------------
+
+function glyph(ctx, mark, x, y, fill) {
+  const d = Math.sqrt(mark.size) * PT; // marker width in px
+  const r = d / 2;
+  const face = mark.face === null || mark.face === undefined ? fill : mark.face;
+  const edge = mark.edge;
+  ctx.lineWidth = Math.max(mark.linewidth * PT, 0.8);
+  ctx.strokeStyle = edge;
+  ctx.beginPath();
+  switch (mark.marker) {
+    case 'o': ctx.arc(x, y, r, 0, 2 * Math.PI); break;
+    case 'v': ctx.moveTo(x - r, y - r * 0.6); ctx.lineTo(x + r, y - r * 0.6); ctx.lineTo(x, y + r * 0.9); ctx.closePath(); break;
+    case 's': ctx.rect(x - r * 0.8, y - r * 0.8, r * 1.6, r * 1.6); break;
+    case 'D': ctx.moveTo(x, y - r); ctx.lineTo(x + r, y); ctx.lineTo(x, y + r); ctx.lineTo(x - r, y); ctx.closePath(); break;
+    case '*': for (let j = 0; j < 10; j++) {
+        const a = -Math.PI / 2 + j * Math.PI / 5, rr = j % 2 ? r * 0.42 : r;
+        j ? ctx.lineTo(x + rr * Math.cos(a), y + rr * Math.sin(a)) : ctx.moveTo(x + rr * Math.cos(a), y + rr * Math.sin(a));
+      } ctx.closePath(); break;
+    case '|': ctx.moveTo(x, y - r); ctx.lineTo(x, y + r); ctx.stroke(); return;
+    case 'x': ctx.strokeStyle = face === 'none' ? edge : (mark.face || edge);
+      ctx.moveTo(x - r * 0.6, y - r * 0.6); ctx.lineTo(x + r * 0.6, y + r * 0.6);
+      ctx.moveTo(x + r * 0.6, y - r * 0.6); ctx.lineTo(x - r * 0.6, y + r * 0.6); ctx.stroke(); return;
+    case 'X': { const a = r * 0.75, w = r * 0.3;
+      ctx.moveTo(x - a, y - a + w); ctx.lineTo(x - w, y); ctx.lineTo(x - a, y + a - w); ctx.lineTo(x - a + w, y + a);
+      ctx.lineTo(x, y + w); ctx.lineTo(x + a - w, y + a); ctx.lineTo(x + a, y + a - w); ctx.lineTo(x + w, y);
+      ctx.lineTo(x + a, y - a + w); ctx.lineTo(x + a - w, y - a); ctx.lineTo(x, y - w); ctx.lineTo(x - a + w, y - a);
+      ctx.closePath(); break; }
+    case '$!$': ctx.font = 'bold ' + Math.round(r * 1.5) + 'px sans-serif'; ctx.textAlign = 'center';
+      ctx.textBaseline = 'middle'; ctx.lineWidth = 3; ctx.strokeStyle = 'white'; ctx.strokeText('!', x, y);
+      ctx.fillStyle = edge; ctx.fillText('!', x, y); return;
+    default: // '$\\oslash$': a circle with a slash
+      ctx.arc(x, y, r * 0.55, 0, 2 * Math.PI); ctx.moveTo(x - r * 0.7, y + r * 0.7); ctx.lineTo(x + r * 0.7, y - r * 0.7);
+      ctx.stroke(); return;
+  }
+  if (face && face !== 'none') { ctx.fillStyle = face; ctx.fill(); }
+  ctx.stroke();
+}
+
+// -- one view: toolbar, canvas, tooltip, legend ----------------------------------------------
+
+class View {
+  constructor(model, el, store) {
+    this.model = model;
+    this.store = store;
+    this.el = el;
+    el.classList.add('tsl-tl');
+    el.innerHTML = '';
+    const bar = document.createElement('div');
+    bar.className = 'tsl-tl-bar';
+    this.followBtn = button(bar, 'follow now', 'tsl-tl-follow', 'keep the right edge at now');
+    this.resetBtn = button(bar, 'reset', 'tsl-tl-reset', 'whole run, follow now, no task selected');
+    this.taskBtn = button(bar, 'by task', 'tsl-tl-lanes-task', 'one lane per task');
+    this.threadBtn = button(bar, 'by thread', 'tsl-tl-lanes-thread', 'one lane per executor thread (or Dask worker)');
+    this.status = document.createElement('span');
+    this.status.className = 'tsl-tl-status';
+    bar.appendChild(this.status);
+    el.appendChild(bar);
+    this.canvas = document.createElement('canvas');
+    this.canvas.className = 'tsl-tl-canvas';
+    el.appendChild(this.canvas);
+    this.tip = document.createElement('div');
+    this.tip.className = 'tsl-tl-tip';
+    el.appendChild(this.tip);
+    this.legend = document.createElement('div');
+    this.legend.className = 'tsl-tl-legend';
+    el.appendChild(this.legend);
+    this.ctx = this.canvas.getContext('2d');
+    this.v0 = 0; this.v1 = 1; // the visible time range (seconds since origin)
+    this.scroll = 0; // first lane shown
+    this.pending = false;
+    this.drag = null;
+    this.hit = null; // what the pointer is over
+    this.drawTimes = [];
+    this.frames = 0;
+    this.lastSent = 0;
+    this.width = 800;
+    this.applyModelView();
+    this.wire();
+    this.buildLegend();
+    this.resize();
+  }
+
+  // -- model <-> view
+  applyModelView() {
+    const view = this.model.get('view') || [0, 0];
+    if (view[1] > view[0] && !this.model.get('follow')) { this.v0 = view[0]; this.v1 = view[1]; }
+    else this.autoRange();
+  }
+
+  autoRange() {
+    const s = this.store, now = this.model.get('now');
+    const end = Math.max(now, Number.isFinite(s.tMax) ? s.tMax : 0);
+    const win = this.model.get('window');
+    if (win > 0) { this.v1 = Math.max(end, win * 0.02) + win * 0.02; this.v0 = this.v1 - win; return; }
+    const start = Math.min(0, Number.isFinite(s.tMin) ? s.tMin : 0);
+    const span = Math.max(end - start, 1e-3);
+    this.v0 = start - span * 0.02;
+    this.v1 = end + span * 0.04;
+  }
+
+  sendView(force) {
+    const now = performance.now();
+    if (!force && now - this.lastSent < 250) { // at most 4 messages a second while dragging
+      clearTimeout(this.viewTimer);
+      this.viewTimer = setTimeout(() => this.sendView(true), 260);
+      return;
+    }
+    this.lastSent = now;
+    this.model.set('view', [this.v0, this.v1]);
+    this.model.save_changes();
+  }
+
+  setFollow(on) {
+    if (this.model.get('follow') === on) return;
+    this.model.set('follow', on);
+    this.model.save_changes();
+  }
+
+  wire() {
+    const m = this.model, c = this.canvas;
+    this.onChange = () => { this.updateButtons(); this.invalidate(); };
+    this.onView = () => {
+      const v = m.get('view') || [0, 0];
+      if (m.get('follow') || !(v[1] > v[0])) return;
+      if (Math.abs(v[0] - this.v0) > 1e-9 || Math.abs(v[1] - this.v1) > 1e-9) {
+        this.v0 = v[0]; this.v1 = v[1]; this.invalidate();
+      }
+    };
+    m.on('change:view', this.onView);
+    for (const name of ['now', 'seq', 'follow', 'lanes', 'selected', 'window', 'time_style', 'height']) {
+      m.on('change:' + name, this.onChange);
+    }
+    this.followBtn.onclick = () => { this.setFollow(!m.get('follow')); if (m.get('follow')) this.sendView(true); };
+    this.resetBtn.onclick = () => {
+      m.set('follow', true); m.set('selected', -1); this.scroll = 0; this.autoRange();
+      m.set('view', [this.v0, this.v1]); m.save_changes(); this.invalidate();
+    };
+    this.taskBtn.onclick = () => { m.set('lanes', 'task'); this.scroll = 0; m.save_changes(); };
+    this.threadBtn.onclick = () => { m.set('lanes', 'thread'); this.scroll = 0; m.save_changes(); };
+    c.addEventListener('wheel', e => this.onWheel(e), { passive: false });
+    c.addEventListener('pointerdown', e => this.onDown(e));
+    c.addEventListener('pointermove', e => this.onMove(e));
+    c.addEventListener('pointerup', e => this.onUp(e));
+    c.addEventListener('pointerleave', () => { if (!this.drag) this.setHit(null); });
+    this.resizer = new ResizeObserver(() => this.resize());
+    this.resizer.observe(this.el);
+  }
+
+  destroy() {
+    const m = this.model;
+    m.off('change:view', this.onView);
+    for (const name of ['now', 'seq', 'follow', 'lanes', 'selected', 'window', 'time_style', 'height']) {
+      m.off('change:' + name, this.onChange);
+    }
+    this.resizer.disconnect();
+    this.store.views.delete(this);
+  }
+
+  updateButtons() {
+    const m = this.model;
+    this.followBtn.classList.toggle('tsl-on', !!m.get('follow'));
+    this.taskBtn.classList.toggle('tsl-on', m.get('lanes') === 'task');
+    this.threadBtn.classList.toggle('tsl-on', m.get('lanes') === 'thread');
+  }
+
+  resize() {
+    const w = Math.max(420, Math.floor(this.el.clientWidth || 800));
+    const h = this.model.get('height');
+    const dpr = window.devicePixelRatio || 1;
+    this.width = w; this.height = h;
+    this.canvas.width = Math.round(w * dpr);
+    this.canvas.height = Math.round(h * dpr);
+    this.canvas.style.width = w + 'px';
+    this.canvas.style.height = h + 'px';
+    this.dpr = dpr;
+    this.invalidate();
+  }
+
+  invalidate() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => { this.pending = false; this.draw(); });
+  }
+
+  // -- geometry
+  plotX0() { return GUTTER; }
+  plotX1() { return this.width - SCROLL_W - 4; }
+  x(t) { return GUTTER + (t - this.v0) / (this.v1 - this.v0) * (this.plotX1() - GUTTER); }
+  t(x) { return this.v0 + (x - GUTTER) / (this.plotX1() - GUTTER) * (this.v1 - this.v0); }
+  lanesOnScreen() { return Math.max(1, Math.floor((this.height - AXIS_H) / LANE_H)); }
+
+  // The lanes of the current view: [{key, label, info}], plus the "rejected requests" row.
+  laneList() {
+    const s = this.store, m = this.model;
+    if (m.get('lanes') === 'thread') {
+      const ids = s.threadLanesNow();
+      return { rejectRow: false, count: ids.length,
+               get: i => ({ label: s.laneNames[ids[i]] || ('lane ' + ids[i]), info: s.threadInfo.get(ids[i]) }) };
+    }
+    const rejectRow = s.rejects.length > 0;
+    const n = s.taskLanes.length;
+    return { rejectRow, count: n + (rejectRow ? 1 : 0),
+             get: i => {
+               if (rejectRow && i === 0) return { label: 'rejected requests', info: null };
+               const id = s.taskLanes[i - (rejectRow ? 1 : 0)];
+               const info = s.taskInfo.get(id);
+               const run = info.runs[0];
+               const name = run ? s.labels[run.label] : undefined;
+               return { label: (name ? name + ' ' : '') + '#' + id, info };
+             } };
+  }
+
+  clampScroll(lanes) {
+    const most = Math.max(0, lanes.count - this.lanesOnScreen());
+    this.scroll = Math.max(0, Math.min(most, this.scroll));
+  }
+
+  // Runs of a lane that may show in [v0, v1]: binary search on the first time of each run.
+  visibleRuns(info, thread) {
+    const runs = info.runs;
+    const key = thread ? (r => (Number.isFinite(r.started) ? r.started : r.evt)) : (r => r.t0);
+    const from = this.v0 - info.span;
+    let lo = 0, hi = runs.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (key(runs[mid]) < from) lo = mid + 1; else hi = mid; }
+    let end = lo;
+    while (end < runs.length && key(runs[end]) <= this.v1) end++;
+    const out = runs.slice(lo, end);
+    for (const r of info.open) if (key(r) < from) out.push(r); // open runs reach now
+    return out;
+  }
+
+  // -- drawing
+  draw() {
+    const started = performance.now();
+    const m = this.model, s = this.store, ctx = this.ctx;
+    if (m.get('follow')) this.autoRange();
+    const lanes = this.laneList();
+    this.clampScroll(lanes);
+    const pal = m.get('palette'), marks = m.get('marks');
+    const caseColor = c => (pal.case[String(c)] || pal.neutral.unknown);
+    const now = m.get('now');
+    const thread = m.get('lanes') === 'thread';
+    const selected = m.get('selected');
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.clearRect(0, 0, this.width, this.height);
+    ctx.fillStyle = 'white';
+    ctx.fillRect(0, 0, this.width, this.height);
+    this.drawAxis(ctx, pal);
+    const x0 = GUTTER, x1 = this.plotX1();
+    const shown = Math.min(this.lanesOnScreen(), lanes.count - this.scroll);
+    let drawnRuns = 0;
+    const rows = [];
+    for (let j = 0; j < shown; j++) {
+      const lane = lanes.get(this.scroll + j);
+      const y = AXIS_H + j * LANE_H + LANE_H / 2;
+      rows.push({ lane, y, runs: lane.info ? this.visibleRuns(lane.info, thread) : null });
+      if (rows[j].runs) drawnRuns += rows[j].runs.length;
+    }
+    const detailed = drawnRuns <= DETAIL_LIMIT;
+    this.hits = [];
+    ctx.save();
+    ctx.beginPath(); ctx.rect(x0, AXIS_H, x1 - x0, this.height - AXIS_H); ctx.clip();
+    for (const row of rows) {
+      const { lane, y } = row;
+      if (selected >= 0 && lane.info && lane.info.id === selected && !thread) {
+        ctx.fillStyle = '#FFF4D6';
+        ctx.fillRect(x0, y - LANE_H / 2, x1 - x0, LANE_H);
+      }
+      if (!lane.info) { this.drawRejects(ctx, y, marks, caseColor); continue; }
+      this.drawLane(ctx, row.runs, lane.info, y, thread, detailed, selected, marks, pal, caseColor, now);
+    }
+    // now: a dashed line
+    const xn = this.x(now);
+    if (xn >= x0 && xn <= x1) {
+      ctx.strokeStyle = pal.neutral.line; ctx.lineWidth = 1; ctx.setLineDash([4, 3]);
+      ctx.beginPath(); ctx.moveTo(xn, AXIS_H); ctx.lineTo(xn, this.height); ctx.stroke(); ctx.setLineDash([]);
+    }
+    ctx.restore();
+    // lane labels (11 px at least) and the scroll bar
+    ctx.font = '12px sans-serif'; ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+    for (const row of rows) {
+      const sel = selected >= 0 && row.lane.info && row.lane.info.id === selected && !thread;
+      ctx.fillStyle = sel ? '#000' : pal.neutral.ink;
+      ctx.font = (sel ? 'bold ' : '') + '12px sans-serif';
+      ctx.fillText(clip(ctx, row.lane.label, GUTTER - 10), GUTTER - 6, row.y);
+    }
+    this.drawScrollbar(ctx, lanes);
+    const took = performance.now() - started;
+    this.drawTimes.push(took);
+    if (this.drawTimes.length > 2000) this.drawTimes.splice(0, 1000);
+    this.frames++;
+    this.rows = rows;
+    this.detailed = detailed;
+    const el = this.el;
+    el.dataset.rows = String(s.n);
+    el.dataset.next = String(s.next);
+    el.dataset.view0 = this.v0.toFixed(6);
+    el.dataset.view1 = this.v1.toFixed(6);
+    el.dataset.lanes = String(lanes.count);
+    el.dataset.scroll = String(this.scroll);
+    el.dataset.runs = String(s.runs.length);
+    el.dataset.drawn = String(drawnRuns);
+    el.dataset.frames = String(this.frames);
+    el.dataset.selected = String(selected);
+    const first = lanes.count ? this.scroll + 1 : 0;
+    this.status.textContent = `${s.n.toLocaleString()} rows · ${s.runs.length.toLocaleString()} runs · lanes ${first}–${this.scroll + shown} of ${lanes.count.toLocaleString()} · ${fmtAt(m, this.v0)} to ${fmtAt(m, this.v1)}` + (selected >= 0 ? ` · task #${selected} selected` : '');
+    this.updateButtons();
+  }
+
+  drawAxis(ctx, pal) {
+    const x0 = GUTTER, x1 = this.plotX1();
+    const step = niceStep((this.v1 - this.v0) / Math.max(2, (x1 - x0) / 90));
+    ctx.strokeStyle = pal.neutral.faint; ctx.lineWidth = 1;
+    ctx.fillStyle = pal.neutral.ink; ctx.font = '11px sans-serif'; ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+    for (let v = Math.ceil(this.v0 / step) * step; v <= this.v1; v += step) {
+      const x = Math.round(this.x(v)) + 0.5;
+      ctx.beginPath(); ctx.moveTo(x, AXIS_H - 4); ctx.lineTo(x, this.height); ctx.stroke();
+      ctx.fillText(fmtTick(this.model, Math.abs(v) < step * 1e-6 ? 0 : v, step), x, 4);
+    }
+    ctx.textAlign = 'left';
+    ctx.fillText(this.model.get('time_style') === 'wall' ? 'wall clock' : 't (s)', 6, 4);
+    ctx.strokeStyle = pal.neutral.line;
+    ctx.beginPath(); ctx.moveTo(x0, AXIS_H - 0.5); ctx.lineTo(x1, AXIS_H - 0.5); ctx.stroke();
+  }
+
+  drawScrollbar(ctx, lanes) {
+    const x = this.width - SCROLL_W, top = AXIS_H, h = this.height - AXIS_H;
+    ctx.fillStyle = '#F0F0F0'; ctx.fillRect(x, top, SCROLL_W, h);
+    const shown = this.lanesOnScreen();
+    if (lanes.count <= shown) return;
+    const th = Math.max(16, h * shown / lanes.count);
+    const ty = top + (h - th) * (this.scroll / Math.max(1, lanes.count - shown));
+    ctx.fillStyle = '#9A9A9A'; ctx.fillRect(x + 2, ty, SCROLL_W - 4, th);
+    this.thumb = { top, h, th };
+  }
+
+  drawRejects(ctx, y, marks, caseColor) {
+    const s = this.store;
+    for (const i of s.rejects) {
+      const t = s.t[i];
+      if (t < this.v0 || t > this.v1) continue;
+      const x = this.x(t);
+      glyph(ctx, marks.rejected, x, y, caseColor(s.cas[i]));
+      this.hits.push({ x, y, r: 7, seq: s.first + i, task: -1 });
+    }
+  }
+
+  drawLane(ctx, runs, info, y, thread, detailed, selected, marks, pal, caseColor, now) {
+    const s = this.store, x0 = GUTTER, x1 = this.plotX1();
+    const half = BAR_HALF * LANE_H;
+    const dim = r => selected >= 0 && r.task !== selected;
+    // waiting lines (task lanes)
+    if (!thread) {
+      ctx.strokeStyle = pal.neutral.wait; ctx.lineWidth = 1.2 * PT;
+      ctx.beginPath();
+      for (const r of runs) {
+        const from = Number.isFinite(r.sched) ? r.sched : r.dispatched, to = waitEnd(r);
+        if (!Number.isFinite(from) || !Number.isFinite(to)) continue;
+        ctx.moveTo(Math.max(this.x(from), x0 - 2), y); ctx.lineTo(Math.min(this.x(to), x1 + 2), y);
+        this.hits.push({ x: this.x(from), x2: this.x(to), y, r: 3, seq: r.rows[1] >= 0 ? r.rows[1] : r.rows[0], run: r, wait: true });
+      }
+      ctx.stroke();
+    }
+    // run bars, merged below one pixel: at most ~one rectangle per pixel column
+    let mx0 = NaN, mx1 = NaN, mcol = null, malpha = 1;
+    const flush = () => {
+      if (mcol === null) return;
+      ctx.globalAlpha = malpha; ctx.fillStyle = mcol;
+      ctx.fillRect(mx0, y - half, Math.max(mx1 - mx0, 1), 2 * half);
+      if (detailed && mx1 - mx0 > 3) { ctx.strokeStyle = 'white'; ctx.lineWidth = 1; ctx.strokeRect(mx0, y - half, mx1 - mx0, 2 * half); }
+      ctx.globalAlpha = 1; mcol = null;
+    };
+    const ticks = [];
+    for (const r of runs) {
+      if (!Number.isFinite(r.started)) continue;
+      const end = Number.isFinite(r.ended) ? r.ended : now;
+      let a = this.x(r.started), b = this.x(Math.max(end, r.started));
+      if (b < x0 || a > x1) continue;
+      a = Math.max(a, x0 - 1); b = Math.min(b, x1 + 1);
+      const col = caseColor(r.cas), alpha = dim(r) ? 0.25 : 1;
+      if (mcol === col && alpha === malpha && a <= mx1 + 1 && (b - a < 2 || mx1 - mx0 < 2)) { mx1 = Math.max(mx1, b); }
+      else { flush(); mx0 = a; mx1 = b; mcol = col; malpha = alpha; }
+      if (detailed) ticks.push(a, r);
+      this.hits.push({ x: a, x2: b, y, r: half, seq: r.rows[3] >= 0 ? r.rows[3] : r.rows[2], run: r, bar: true });
+    }
+    flush();
+    if (!detailed) return;
+    for (let i = 0; i < ticks.length; i += 2) {
+      ctx.globalAlpha = dim(ticks[i + 1]) ? 0.25 : 1;
+      glyph(ctx, marks.starts, ticks[i], y, null);
+    }
+    ctx.globalAlpha = 1;
+    if (thread) this.labelBars(ctx, runs, y, caseColor, now);
+    for (const r of runs) {
+      ctx.globalAlpha = dim(r) ? 0.25 : 1;
+      const col = caseColor(r.cas);
+      if (!thread) {
+        if (Number.isFinite(r.sched)) this.point(ctx, marks.scheduled, r.sched, y + (r.periodic ? REARM_OFFSET * LANE_H : 0), col, r.rows[0], r);
+        if (Number.isFinite(r.due)) this.point(ctx, marks.due, r.due, y - marks.due.y_offset * LANE_H, null, r.rows[0], r);
+        if (Number.isFinite(r.cancelled)) this.point(ctx, marks.cancels, r.cancelled, y, null, r.rows[3], r);
+        if (Number.isFinite(r.dropped)) this.point(ctx, marks.drops, r.dropped, y, null, r.rows[3], r);
+      }
+      if (Number.isFinite(r.evt)) this.point(ctx, marks.event_set, r.evt, y, col, r.rows[3], r);
+      if (r.failed) this.point(ctx, marks.errors, r.ended, y, null, r.rows[3], r);
+    }
+    ctx.globalAlpha = 1;
+    if (thread) return;
+    const dimTask = selected >= 0 && info.id !== selected;
+    for (const i of info.cancels) {
+      const t = s.t[i];
+      if ((s.flags[i] & 1) === 0) { ctx.globalAlpha = dimTask ? 0.25 : 1; this.point(ctx, marks.cancels, t, y, null, s.first + i, { task: info.id }); }
+    }
+    for (const i of info.missed) {
+      ctx.globalAlpha = dimTask ? 0.25 : 1;
+      this.point(ctx, marks.skipped, s.due[i], y - marks.skipped.y_offset * LANE_H, null, s.first + i, { task: info.id });
+    }
+    for (const i of info.dups) { // a duplicate request: a diamond above the task it matched
+      const t = s.t[i], due = s.due[i], yy = y - marks.duplicates.y_offset * LANE_H;
+      ctx.globalAlpha = dimTask ? 0.25 : 1;
+      if (t <= this.v1 && due >= this.v0) {
+        ctx.strokeStyle = pal.neutral.line; ctx.lineWidth = 0.9 * PT;
+        ctx.beginPath(); ctx.moveTo(this.x(t), yy); ctx.lineTo(this.x(due), y - 1); ctx.stroke();
+      }
+      this.point(ctx, marks.duplicates, t, yy, caseColor(s.cas[i]), s.first + i, { task: info.id });
+    }
+    ctx.globalAlpha = 1;
+  }
+
+  point(ctx, mark, t, y, color, seq, run) {
+    if (t < this.v0 || t > this.v1) return;
+    const x = this.x(t);
+    glyph(ctx, mark, x, y, color);
+    this.hits.push({ x, y, r: Math.max(5, Math.sqrt(mark.size) * PT / 2), seq, run });
+  }
+
+  labelBars(ctx, runs, y, caseColor, now) {
+    const s = this.store;
+    ctx.font = '11px sans-serif'; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
+    let written = 0;
+    for (const r of runs) {
+      if (!Number.isFinite(r.started) || written > 200) continue;
+      const a = Math.max(this.x(r.started), GUTTER), b = Math.min(this.x(Number.isFinite(r.ended) ? r.ended : now), this.plotX1());
+      const name = s.labels[r.label];
+      const text = (name ? name + ' ' : '') + '#' + r.task;
+      if (b - a < ctx.measureText(text).width + 8) continue;
+      const col = caseColor(r.cas);
+      ctx.fillStyle = textOn(col);
+      ctx.fillText(text, (a + b) / 2, y);
+      written++;
+    }
+  }
+
+  // -- pointer
+  pos(e) { const r = this.canvas.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; }
+
+  onWheel(e) {
+    e.preventDefault();
+    const [px, py] = this.pos(e);
+    if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+      if (e.shiftKey && !e.deltaX) { this.scroll += Math.sign(e.deltaY) * 3; this.invalidate(); return; }
+      const dt = (e.deltaX || e.deltaY) / (this.plotX1() - GUTTER) * (this.v1 - this.v0);
+      this.v0 += dt; this.v1 += dt; this.setFollow(false); this.sendView(false); this.invalidate(); return;
+    }
+    const factor = Math.exp(e.deltaY * 0.0015);
+    const m = this.model;
+    if (m.get('follow')) { // zoom while following: a narrower or wider window ending at now
+      const win = Math.max((this.v1 - this.v0) * factor, 1e-6);
+      m.set('window', win); m.save_changes(); this.invalidate(); return;
+    }
+    const at = this.t(Math.max(GUTTER, Math.min(px, this.plotX1())));
+    this.v0 = at - (at - this.v0) * factor;
+    this.v1 = at + (this.v1 - at) * factor;
+    if (this.v1 - this.v0 < 1e-6) { const c = (this.v0 + this.v1) / 2; this.v0 = c - 5e-7; this.v1 = c + 5e-7; }
+    this.sendView(false);
+    this.invalidate();
+    void py;
+  }
+
+  onDown(e) {
+    const [px, py] = this.pos(e);
+    this.canvas.setPointerCapture(e.pointerId);
+    const onBar = px >= this.width - SCROLL_W && this.thumb;
+    this.drag = { px, py, v0: this.v0, v1: this.v1, scroll: this.scroll, moved: false, bar: onBar };
+    this.canvas.classList.add('tsl-dragging');
+  }
+
+  onMove(e) {
+    const [px, py] = this.pos(e);
+    const d = this.drag;
+    if (!d) { this.setHit(this.hitAt(px, py), px, py); return; }
+    const dx = px - d.px, dy = py - d.py;
+    if (Math.abs(dx) + Math.abs(dy) > 3) d.moved = true;
+    if (!d.moved) return;
+    this.setHit(null);
+    if (d.bar) {
+      const lanes = this.laneList(), shown = this.lanesOnScreen();
+      const per = (lanes.count - shown) / Math.max(1, this.thumb.h - this.thumb.th);
+      this.scroll = Math.round(d.scroll + dy * per);
+    } else {
+      const dt = dx / (this.plotX1() - GUTTER) * (d.v1 - d.v0);
+      this.v0 = d.v0 - dt; this.v1 = d.v1 - dt;
+      this.scroll = Math.round(d.scroll - dy / LANE_H);
+      if (Math.abs(dx) > 3) this.setFollow(false);
+      this.sendView(false);
+    }
+    this.invalidate();
+  }
+
+  onUp(e) {
+    const d = this.drag;
+    this.drag = null;
+    this.canvas.classList.remove('tsl-dragging');
+    if (!d) return;
+    if (d.moved) { this.sendView(true); return; }
+    const [px, py] = this.pos(e);
+    const hit = this.hitAt(px, py);
+    const task = hit && hit.run ? hit.run.task : -1;
+    const m = this.model;
+    m.set('selected', task >= 0 && task !== m.get('selected') ? task : -1);
+    m.save_changes();
+  }
+
+  hitAt(px, py) {
+    if (!this.hits) return null;
+    let best = null, bestD = Infinity;
+    for (const h of this.hits) {
+      if (h.x2 !== undefined) { // a bar or a waiting line
+        if (px >= h.x - 2 && px <= h.x2 + 2 && Math.abs(py - h.y) <= h.r + 1) {
+          const dd = h.bar ? 4 : 6;
+          if (dd < bestD) { best = h; bestD = dd; }
+        }
+        continue;
+      }
+      const dd = Math.hypot(px - h.x, py - h.y);
+      if (dd <= h.r + 2 && dd < bestD + 3) { best = h; bestD = dd - 3; }
+    }
+    return best;
+  }
+
+  setHit(hit, px, py) {
+    this.hit = hit;
+    const tip = this.tip;
+    if (!hit || hit.seq === undefined || hit.seq < 0) { tip.style.display = 'none'; this.el.dataset.hover = ''; return; }
+    const s = this.store, r = hit.run;
+    const name = r && r.label !== undefined ? s.labels[r.label] : '';
+    const local = r && r.task >= 0 ? `${name ? name + ' · ' : ''}task #${r.task}` : 'a rejected request';
+    const answer = s.hover.get(hit.seq);
+    tip.innerHTML = '';
+    const head = document.createElement('div'); head.className = 'tsl-tl-tip-text';
+    head.textContent = answer ? answer.text : `row ${hit.seq}: …`;
+    const det = document.createElement('div'); det.className = 'tsl-tl-tip-details'; det.style.color = '#555';
+    det.textContent = answer && answer.details ? answer.details : local;
+    tip.appendChild(head); tip.appendChild(det);
+    tip.style.display = 'block';
+    const left = Math.min(px + 14, this.width - 300);
+    tip.style.left = Math.max(0, left) + 'px';
+    tip.style.top = (py + 40) + 'px';
+    this.el.dataset.hover = String(hit.seq);
+    if (!answer) {
+      const run = r && r.rows ? r.rows : [];
+      this.model.send({ type: 'hover', seq: hit.seq, run, token: s.token });
+    }
+  }
+
+  hoverAnswered(seq) { if (this.hit && this.hit.seq === seq) { const h = this.hit; this.setHit(h, parseFloat(this.tip.style.left) - 14, parseFloat(this.tip.style.top) - 40); } }
+
+  buildLegend() {
+    const m = this.model, pal = m.get('palette'), marks = m.get('marks'), names = m.get('case_names');
+    const lg = this.legend;
+    const item = (draw, text) => {
+      const span = document.createElement('span');
+      const c = document.createElement('canvas');
+      const dpr = window.devicePixelRatio || 1;
+      c.width = 22 * dpr; c.height = 18 * dpr; c.style.width = '22px'; c.style.height = '18px';
+      const g = c.getContext('2d'); g.scale(dpr, dpr); draw(g);
+      span.appendChild(c); span.appendChild(document.createTextNode(text)); lg.appendChild(span);
+    };
+    for (const c of Object.keys(names)) {
+      item(g => { g.fillStyle = pal.case[c]; g.fillRect(2, 4, 18, 10); }, `${c} ${names[c]}`);
+    }
+    item(g => { g.strokeStyle = pal.neutral.wait; g.lineWidth = 1.5; g.beginPath(); g.moveTo(1, 9); g.lineTo(21, 9); g.stroke(); }, 'waiting');
+    for (const key of ['scheduled', 'due', 'starts', 'event_set', 'cancels', 'errors', 'drops', 'duplicates', 'rejected', 'skipped']) {
+      const mk = marks[key];
+      if (!mk) continue;
+      item(g => glyph(g, mk, 11, 9, pal.neutral.unknown), mk.label);
+    }
+  }
+}
+
+function button(bar, text, cls, title) {
+  const b = document.createElement('button');
+  b.textContent = text; b.className = cls; b.title = title; b.type = 'button';
+  bar.appendChild(b);
+  return b;
+}
+
+function clip(ctx, text, width) {
+  if (ctx.measureText(text).width <= width) return text;
+  let s = text;
+  while (s.length > 1 && ctx.measureText(s + '…').width > width) s = s.slice(0, -1);
+  return s + '…';
+}
+
+function textOn(color) {
+  const r = parseInt(color.slice(1, 3), 16) / 255, g = parseInt(color.slice(3, 5), 16) / 255, b = parseInt(color.slice(5, 7), 16) / 255;
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.4 ? 'black' : 'white';
+}
+
+// -- anywidget entry points ------------------------------------------------------------------
+
+function initialize({ model }) {
+  const store = new Store(model);
+  store.noLane = model.get('no_lane');
+  const uid = model.get('uid');
+  STORES.set(uid, store);
+  const onMsg = (msg, buffers) => {
+    if (!msg || (msg.to && msg.to !== store.token)) return; // a resync meant for another page
+    if (msg.type === 'reset') {
+      store.reset(msg.first, msg.labels || [], msg.lanes || []);
+      store.synced = true;
+      store.changed();
+    } else if (msg.type === 'rows') {
+      if (!store.synced) return; // our reset is on its way and holds these rows
+      if (msg.first > store.next) { askAgain(store); return; } // a message was lost
+      store.append(msg, buffers[0]);
+      store.changed();
+    } else if (msg.type === 'hover') {
+      store.hover.set(msg.seq, msg);
+      for (const v of store.views) v.hoverAnswered(msg.seq);
+    }
+  };
+  const onSeq = () => { // the kernel says how many rows the page should hold; a lost last batch
+    clearTimeout(store.seqTimer);
+    store.seqTimer = setTimeout(() => { if (store.synced && store.next < model.get('seq')) askAgain(store); }, 1500);
+  };
+  model.on('msg:custom', onMsg);
+  model.on('change:seq', onSeq);
+  model.send({ type: 'hello', token: store.token });
+  return () => {
+    model.off('msg:custom', onMsg); model.off('change:seq', onSeq);
+    if (STORES.get(uid) === store) STORES.delete(uid);
+  };
+}
+
+function askAgain(store) {
+  const now = performance.now();
+  if (now - store.needAsked < 2000) return;
+  store.needAsked = now;
+  store.synced = false;
+  store.model.send({ type: 'need', from: store.next, token: store.token });
+}
+
+function render({ model, el }) {
+  let store = STORES.get(model.get('uid'));
+  if (!store) { initialize({ model }); store = STORES.get(model.get('uid')); }
+  const view = new View(model, el, store);
+  store.views.add(view);
+  el.__tsl = view; // for tests and benchmarks: frame times, the visible range
+  return () => view.destroy();
+}
+
+export default { initialize, render };

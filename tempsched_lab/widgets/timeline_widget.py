@@ -1,0 +1,323 @@
+"""The interactive timeline: a canvas in the browser, fed only the event-log rows it lacks.
+
+:class:`TimelineWidget` is an `anywidget <https://anywidget.dev>`_ whose front
+end is one small ES module shipped in this package (``static/timeline.js``: no
+npm build step, no CDN, so it works offline in JupyterLab, Notebook 7, VS Code
+and Voila). It draws the same marks as :func:`tempsched_lab.plots.plot_timeline`
+(the same palette and glyphs, sent from :mod:`tempsched_lab.plots.colors` and
+the plot's mark table) on a ``<canvas>``, with wheel zoom, drag pan, a
+*follow now* toggle, reset, hover text and click-to-highlight a task's history.
+
+**The feed.** :meth:`TimelineWidget.push` sends the rows logged since the last
+push, packed by :class:`~tempsched_lab.widgets.timeline_feed.TimelineFeed` (33
+bytes a row, one binary buffer per batch). A page that connects (or reconnects)
+says *hello* and receives everything once; a page that notices a gap (a lost
+message) asks for the missing rows. A refresher pushes at most ~10 times a
+second, so at 1000 new rows a second each push carries about 100 rows (3.3 kB).
+
+**Hover** asks the kernel for the row's sentence, so the tooltip says exactly
+what the log panel says (:func:`~tempsched_lab.widgets.describe_row`).
+
+>>> from tempsched_lab import Scheduler, VirtualClock
+>>> s = Scheduler(VirtualClock())
+>>> _ = s.schedule(print, at=1.0, label="hello")
+>>> timeline = TimelineWidget(s)
+>>> timeline.push()
+1
+>>> timeline.push()  # nothing new: nothing sent
+0
+>>> timeline.rows_sent, timeline.bytes_sent
+(1, 33)
+>>> timeline.close()
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import traitlets as T
+
+from ..decision import Case
+from ..plots.colors import CASE_COLORS, NEUTRAL, OUTCOME_COLORS
+from ..plots.timeline.marks import MARKS
+from ..schema import KINDS
+from ..timescale import fmt_duration
+from .logview import describe_row
+from .timeline_feed import FLAGS, NO_LANE, TimelineFeed
+
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
+    from ..timescale import TimeScale
+
+__all__ = ["MAX_BATCH", "TimelineWidget", "mark_table", "palette"]
+
+STATIC = Path(__file__).with_name("static")
+#: The most rows in one message: a resync of a long log goes in several (each ~1.6 MB).
+MAX_BATCH = 50_000
+
+
+def palette() -> dict[str, Any]:
+    """The colours the browser draws with: the plots' palette, unchanged.
+
+    >>> palette()["case"]["3"] == CASE_COLORS[3]
+    True
+    """
+    return {
+        "case": {str(c): color for c, color in CASE_COLORS.items()},
+        "outcome": dict(OUTCOME_COLORS),
+        "neutral": dict(NEUTRAL),
+    }
+
+
+def mark_table() -> dict[str, dict[str, Any]]:
+    """The plot's glyphs (:data:`~tempsched_lab.plots.timeline.marks.MARKS`) as plain data.
+
+    ``size`` is matplotlib's marker area in points²; the browser draws a glyph
+    ``sqrt(size)`` points wide at 100 dpi, as the PNG timeline does.
+
+    >>> mark_table()["due"]["marker"], mark_table()["due"]["face"]
+    ('v', 'white')
+    """
+    return {
+        gid: {
+            "label": mark.label,
+            "marker": mark.marker,
+            "size": mark.size,
+            "face": mark.face,
+            "edge": mark.edge,
+            "linewidth": mark.linewidth,
+            "y_offset": mark.y_offset,
+        }
+        for gid, mark in MARKS.items()
+    }
+
+
+class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
+    """A scheduler's timeline drawn in the browser, fed incrementally from its event log.
+
+    Args:
+        scheduler: whose log to show.
+        lanes: ``"task"`` (one lane per task) or ``"thread"`` (one per executor
+            thread, or per Dask worker when the log names one).
+        window: seconds shown while following now (0: the whole run).
+        follow: keep the right edge at now as rows arrive.
+        height: the canvas height in CSS pixels.
+
+    Traits synchronised with the page: ``lanes``, ``follow``, ``window``,
+    ``view`` (the visible ``[start, end]``, seconds since the origin: the page
+    writes it when the user zooms or pans), ``selected`` (the clicked task ID,
+    -1 for none), ``now`` and ``seq`` (the moment the page should show).
+    """
+
+    #: What a periodic resync re-sends (the refresher's): the moment, not the module or palette.
+    resync_keys = ("seq", "now", "follow", "lanes", "window", "time_style")
+
+    _esm = STATIC / "timeline.js"
+    _css = STATIC / "timeline.css"
+
+    lanes = T.Unicode("task").tag(sync=True)
+    follow = T.Bool(True).tag(sync=True)
+    window = T.Float(0.0).tag(sync=True)
+    view = T.List(T.Float(), default_value=[0.0, 0.0]).tag(sync=True)
+    selected = T.Int(-1).tag(sync=True)
+    now = T.Float(0.0).tag(sync=True)
+    seq = T.Int(0).tag(sync=True)
+    origin = T.Float(0.0).tag(sync=True)
+    time_style = T.Unicode("seconds").tag(sync=True)
+    height = T.Int(340).tag(sync=True)
+    palette = T.Dict().tag(sync=True)
+    marks = T.Dict().tag(sync=True)
+    case_names = T.Dict().tag(sync=True)
+    kinds = T.List().tag(sync=True)
+    flags = T.Dict().tag(sync=True)
+    no_lane = T.Int(NO_LANE).tag(sync=True)
+    uid = T.Unicode().tag(sync=True)
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        *,
+        lanes: str = "task",
+        window: float = 0.0,
+        follow: bool = True,
+        height: int = 340,
+        **kwargs: Any,
+    ) -> None:
+        if lanes not in ("task", "thread"):
+            raise ValueError(f"lanes={lanes!r}: expected 'task' or 'thread'")
+        if not (isinstance(window, (int, float)) and math.isfinite(window) and window >= 0):
+            raise ValueError(f"window={window!r}: expected seconds >= 0 (0: the whole run)")
+        if isinstance(height, bool) or not isinstance(height, int) or height < 120:
+            raise ValueError(f"height={height!r}: expected an int of at least 120 (pixels)")
+        scale = scheduler.time_scale
+        super().__init__(
+            lanes=lanes,
+            window=float(window),
+            follow=bool(follow),
+            height=height,
+            origin=float(scale.origin),
+            time_style=scale.style,
+            palette=palette(),
+            marks=mark_table(),
+            case_names={str(int(c)): c.short for c in Case},
+            kinds=list(KINDS),
+            flags=dict(FLAGS),
+            uid=uuid.uuid4().hex,
+            **kwargs,
+        )
+        self.scheduler = scheduler
+        self.feed = TimelineFeed()
+        self._lock = threading.RLock()
+        #: rows sent so far (``seq`` below this have been sent in order since the last reset)
+        self.sent = 0
+        #: totals over the widget's life: rows and bytes of row data, messages sent
+        self.rows_sent = 0
+        self.bytes_sent = 0
+        self.messages = 0
+        #: pages that said hello (a page that renders the module says it once per connection)
+        self.hellos = 0
+        self.hover_requests = 0
+        self._hello_callbacks: list[Callable[[], Any]] = []
+        self.on_msg(self._on_msg)
+
+    # -- the feed ----------------------------------------------------------------------------
+    @property
+    def scale(self) -> TimeScale:
+        """The time language of the page (the scheduler's)."""
+        return self.scheduler.time_scale
+
+    def push(self, upto: int | None = None, *, now: float | None = None) -> int:
+        """Send the rows with ``self.sent <= seq < upto`` (default: every row logged).
+
+        Also sets ``now`` (a clock reading, default the scheduler's) and ``seq``.
+        Returns how many rows were sent.
+        """
+        log = self.scheduler.log
+        with self._lock:
+            stop = log.next_seq if upto is None else int(upto)
+            sent = self._send_rows(self.sent, stop)
+            self.sent = max(self.sent, stop)
+            reading = self.scheduler.clock.now() if now is None else float(now)
+            scale = self.scale
+            with self.hold_sync():
+                self.now = float(scale.rel(reading))
+                self.seq = self.sent
+                if self.time_style != scale.style:
+                    self.time_style = scale.style
+        return sent
+
+    def _send_rows(self, start: int, stop: int, to: str | None = None) -> int:
+        """Send rows ``start <= seq < stop`` in batches; returns how many rows went out."""
+        log = self.scheduler.log
+        start = max(start, log.dropped)
+        total = 0
+        origin = self.origin
+        while start < stop:
+            end = min(stop, start + MAX_BATCH)
+            frame = log.to_frame(start, end)
+            if not len(frame):
+                break
+            header, block = self.feed.encode(frame, origin)
+            header["type"] = "rows"
+            if to is not None:
+                header["to"] = to
+            self.send(header, buffers=[block])
+            self.rows_sent += header["count"]
+            self.bytes_sent += len(block)
+            self.messages += 1
+            total += header["count"]
+            start = header["first"] + header["count"]
+        return total
+
+    def resync(self, token: str | None = None) -> int:
+        """Send every kept row up to the last push again, from scratch, to the page ``token``."""
+        with self._lock:
+            # the tables are kept (other pages hold the same numbering): the page gets them whole
+            self.send(
+                {
+                    "type": "reset",
+                    "to": token,
+                    "first": self.scheduler.log.dropped,
+                    "labels": list(self.feed.labels),
+                    "lanes": list(self.feed.lanes),
+                }
+            )
+            self.messages += 1
+            return self._send_rows(0, self.sent, to=token)
+
+    def on_hello(self, callback: Callable[[], Any]) -> None:
+        """Call ``callback()`` whenever a page has loaded the module and asked for the rows."""
+        self._hello_callbacks.append(callback)
+
+    # -- messages from the page -------------------------------------------------------------
+    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        kind = content.get("type")
+        token = str(content.get("token", ""))
+        if kind == "hello":
+            self.hellos += 1
+            self.resync(token)
+            for callback in list(self._hello_callbacks):
+                callback()
+        elif kind == "need":
+            with self._lock:
+                # the page lost a message: simplest and always right is to start it afresh
+                self.resync(token)
+        elif kind == "hover":
+            self.hover_requests += 1
+            self.send(self.hover_text(content))
+
+    def hover_text(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The answer to a hover: the row's sentence (as the log panel says it) and details.
+
+        ``request`` holds ``seq`` (the row under the pointer) and optionally
+        ``run`` (the seqs of that run's schedule, dispatch, start and end rows).
+        """
+        seq = int(request.get("seq", -1))
+        run = [int(x) for x in request.get("run", []) if isinstance(x, (int, float)) and x >= 0]
+        scale = self.scale
+        row = self._row(seq)
+        if row is None:
+            gone = "(this row is no longer in the log)"
+            return {"type": "hover", "seq": seq, "text": gone, "details": ""}
+        text = f"row {seq}, {scale.at(float(row['t']))}: {describe_row(row, scale)}"
+        return {"type": "hover", "seq": seq, "text": text, "details": self._details(row, run)}
+
+    def _row(self, seq: int) -> Any:
+        log = self.scheduler.log
+        if seq < log.dropped or seq >= log.next_seq:
+            return None
+        frame = log.to_frame(seq, seq + 1)
+        return frame.iloc[0] if len(frame) else None
+
+    def _details(self, row: Any, run: list[int]) -> str:
+        rows = [r for r in (self._row(s) for s in run) if r is not None]
+        label = next((str(r["label"]) for r in [row, *rows] if _present(r["label"])), "")
+        task = next((int(r["task_id"]) for r in [row, *rows] if _present(r["task_id"])), None)
+        case = next((int(r["case"]) for r in [row, *rows] if _present(r["case"])), None)
+        parts = []
+        if label:
+            parts.append(label)
+        if task is not None:
+            parts.append(f"task #{task}")
+        if case:
+            parts.append(f"case {case} ({Case(case).short})")
+        late = [r for r in rows if str(r["kind"]) in ("start", "dispatch", "event_set")]
+        if late:
+            first = late[-1]
+            parts.append(f"late {fmt_duration(float(first['t']) - float(first['due']))}")
+        return " · ".join(parts)
+
+
+def _present(value: Any) -> bool:
+    try:
+        return value is not None and value == value and str(value) != "<NA>"
+    except (TypeError, ValueError):
+        return False
