@@ -500,7 +500,11 @@ def test_to_html_writes_embedded_widget_state(tmp_path):
     images = [m for m in state.values() if m["model_name"] == "ImageModel"]
     assert len(images) >= 4 and all(m.get("buffers") for m in images)
     # only this dashboard's widgets, and a static copy for browsers without the widget manager
-    assert dash.widget.model_id in state and unrelated.model_id not in state
+    roots = [m for m in state.values() if "tsl-dashboard" in m["state"].get("_dom_classes", ())]
+    assert len(roots) == 1 and unrelated.model_id not in state
+    assert dash.queue.widget.model_id in state and dash.log.table.model_id in state
+    # the canvas timeline is left out: a page without a kernel shows its PNG instead
+    assert dash.timeline.live.model_id not in state
     # the dashboard was drawn when built and nothing changed since: no second drawing
     assert [r.renders for p in dash.panels.values() for r in p._renderers] == renders
     assert 'id="tsl-static"' in text and "data:image/png;base64," in text

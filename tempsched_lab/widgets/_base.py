@@ -322,6 +322,15 @@ class Panel:
                 part.render(scene)
             self.shown = scene
 
+    def export_widget(self, scene: Scene, made: list[W.Widget]) -> W.Widget:
+        """The widget a static export shows for this panel (default: :attr:`widget`).
+
+        A panel that shows something a static page cannot (a canvas fed by the
+        kernel) returns new widgets instead, and appends each one it makes to
+        ``made`` (the export closes them).
+        """
+        return self.widget
+
     def display_widgets(self) -> list[W.Widget]:
         """The output-only widgets (HTML, labels, images): safe to re-send at any time."""
         return [w for w in self._owned if isinstance(w, (W.HTML, W.HTMLMath, W.Label, W.Image))]

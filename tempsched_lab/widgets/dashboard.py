@@ -172,8 +172,8 @@ class Dashboard:
             return panels[name]  # type: ignore[no-any-return]
         raise AttributeError(f"{type(self).__name__!s} has no attribute or panel {name!r}")
 
-    def _layout(self) -> W.VBox:
-        p = {name: panel.widget for name, panel in self.panels.items()}
+    def _layout(self, widgets: dict[str, W.Widget] | None = None) -> W.VBox:
+        p = widgets if widgets is not None else {n: pl.widget for n, pl in self.panels.items()}
         for name, basis in _BASIS.items():
             if name in p:
                 p[name].layout.flex = f"1 1 {basis}"
@@ -186,7 +186,7 @@ class Dashboard:
                 rows.append(row)
             elif shown:
                 rows.append(shown[0])
-        if self.watch is not None:
+        if self.watch is not None and widgets is None:
             rows.append(self.watch.widget)
         return W.VBox(rows, layout=W.Layout(max_width="100%"))
 
@@ -244,16 +244,30 @@ class Dashboard:
             self.refresh()
         path = Path(path)
         page_title = title or "tempsched_lab dashboard"
-        fallback = static_html(self.widget)
-        template = _TEMPLATE.replace("@STATIC@", fallback.replace("{", "{{").replace("}", "}}"))
-        embed_minimal_html(
-            str(path),
-            views=[self.widget],
-            title=page_title,
-            template=template,
-            state=dependency_state([self.widget], drop_defaults=True),
-            requirejs=False,
-        )
+        # panels that show something else live (the canvas timeline) export a picture instead;
+        # the widgets made for the export are closed after it
+        scene = self.refresher.scene or self.source.scene()
+        made: list[W.Widget] = []
+        widgets = {n: panel.export_widget(scene, made) for n, panel in self.panels.items()}
+        view = self._layout(widgets) if made else self.widget
+        view.add_class("tsl-dashboard")
+        try:
+            fallback = static_html(view)
+            template = _TEMPLATE.replace("@STATIC@", fallback.replace("{", "{{").replace("}", "}}"))
+            embed_minimal_html(
+                str(path),
+                views=[view],
+                title=page_title,
+                template=template,
+                state=dependency_state([view], drop_defaults=True),
+                requirejs=False,
+            )
+        finally:
+            if view is not self.widget:
+                kept = {id(self.header)} | {id(w) for w in widgets.values() if w not in made}
+                rows = [w for w in view.children if id(w) not in kept]  # the rows _layout made
+                for widget in [*made, *rows, view]:
+                    widget.close()
         return path
 
     def _up_to_date(self) -> bool:

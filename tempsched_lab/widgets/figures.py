@@ -20,7 +20,7 @@ from matplotlib.text import Text
 
 from ..decision import Case
 from ..plots import plot_decision_tree, plot_timeline
-from ._base import Panel, Part, esc, image_widget, scroller, stamp
+from ._base import Panel, Part, esc, image_widget, png_size, scroller, stamp
 from .scene import case_counts_of, last_decision
 from .timeline_widget import TimelineWidget
 
@@ -286,14 +286,35 @@ class TimelinePanel(Panel):
 
     def render_png(self, scene: Scene) -> None:
         """Draw the PNG timeline of ``scene`` (the fallback, and what exports carry)."""
+        self.show_png(self.image, self.png(scene))
+        lanes = str(self.lanes.value)
+        self.put(self.caption, value=stamp(scene, self.name) + self._caption(scene, lanes))
+
+    def png(self, scene: Scene) -> bytes:
+        """The PNG timeline of ``scene``, in the panel's window and lanes."""
         frame = scene.frame()
         lanes = str(self.lanes.value)
         rows = min(self._lanes_wanted(frame, lanes), self.max_lanes + 1)
         # about 0.26 in (26 px) per lane keeps the lane labels at least 11 px apart
         self._fig.resize((self.width, float(np.clip(1.5 + 0.26 * rows, 3.0, 7.5))))
-        png = self._fig.render(lambda ax: self._draw(ax, scene, frame))
-        self.show_png(self.image, png)
-        self.put(self.caption, value=stamp(scene, self.name) + self._caption(scene, lanes))
+        return self._fig.render(lambda ax: self._draw(ax, scene, frame))
+
+    def export_widget(self, scene: Scene, made: list[W.Widget]) -> W.Widget:
+        """For a static export: the title, the caption and the PNG timeline (no canvas)."""
+        if self.live is None:
+            return self.widget
+        image = image_widget()
+        # the PNG of the last round is current unless a page has the canvas (then none is drawn)
+        shown = self.shown is scene and not self.page_has_canvas and self.image.value
+        png = bytes(self.image.value) if shown else self.png(scene)
+        width, height = png_size(png)
+        image.value = png
+        image.layout.width, image.layout.height = f"{width}px", f"{height}px"
+        caption = W.HTML(stamp(scene, self.name) + self._caption(scene, str(self.lanes.value)))
+        title = W.HTML("<b style='font-size:14px'>Timeline</b>")
+        box = W.VBox([title, caption, scroller(image)])
+        made.extend([image, caption, title, box.children[-1], box])
+        return box
 
     def _live_caption(self, scene: Scene) -> str:
         by = "executor thread" if self.lanes.value == "thread" else "task"

@@ -938,3 +938,4 @@ function render({ model, el }) {
 }
 
 export default { initialize, render };
+export { Store, K as KIND_CODES };

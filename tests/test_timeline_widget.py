@@ -1,0 +1,408 @@
+"""The interactive timeline without a browser: what crosses the wire, resyncs, hover, the panel.
+
+Messages are read where they leave the kernel (the widget's comm), so "a new row is sent
+once and old rows are not re-sent" is counted on the real payloads. The browser-side store
+(``static/timeline.js``) is run in Node, when Node is installed, on the same payloads: it
+must build the same runs as the static plot (``plots._data.task_runs``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from widgetkit import close_widgets, scenario  # noqa: F401 - the fixture closes widgets
+
+from tempsched_lab import Scheduler, VirtualClock
+from tempsched_lab.plots._data import task_runs
+from tempsched_lab.plots.colors import CASE_COLORS, NEUTRAL, OUTCOME_COLORS
+from tempsched_lab.plots.timeline.marks import MARKS
+from tempsched_lab.scenarios import (
+    SimulatedWorker,
+    quiet_failures,
+    run_simulation,
+    schedule_demo,
+    takes,
+)
+from tempsched_lab.schema import KIND_CODE
+from tempsched_lab.widgets import Dashboard, TimelinePanel, TimelineWidget, demo_task, describe_row
+from tempsched_lab.widgets.timeline_feed import BYTES_PER_ROW, TimelineFeed, decode
+from tempsched_lab.widgets.timeline_widget import STATIC, mark_table, palette
+
+
+class Wire:
+    """Every message a widget sends, as the comm gets it: (content, buffers)."""
+
+    def __init__(self, widget: TimelineWidget) -> None:
+        self.sent: list[tuple[dict, list[bytes]]] = []
+        comm = widget.comm
+
+        def send(data=None, metadata=None, buffers=None):
+            if data and data.get("method") == "custom":
+                self.sent.append((data["content"], [bytes(b) for b in buffers or []]))
+
+        comm.send = send
+
+    def rows(self, to: str | None = None) -> list[tuple[int, int, bytes]]:
+        """``(first, count, block)`` of each rows message (for page ``to``, or for all)."""
+        return [
+            (c["first"], c["count"], b[0])
+            for c, b in self.sent
+            if c["type"] == "rows" and c.get("to") == to
+        ]
+
+    def clear(self) -> None:
+        self.sent.clear()
+
+
+def demo_scheduler() -> tuple[Scheduler, VirtualClock, SimulatedWorker]:
+    clock = VirtualClock()
+    worker = SimulatedWorker()
+    s = Scheduler(clock, executor=worker)
+    with quiet_failures():
+        ids = schedule_demo(s, t0=0.0, work=takes(clock, 0.2), slow=takes(clock, 0.9))
+        run_simulation(clock, worker, until=0.4)
+        s.cancel(ids["cancelled"])
+        run_simulation(clock, worker, until=4.0)
+    return s, clock, worker
+
+
+# -- the feed ------------------------------------------------------------------------------------
+
+
+def test_rows_are_packed_in_33_bytes_and_decode_to_the_log():
+    s, _, _ = demo_scheduler()
+    frame = s.log.to_frame()
+    header, block = TimelineFeed().encode(frame, origin=0.0)
+    assert BYTES_PER_ROW == 33 and len(block) == 33 * len(frame) == 33 * header["count"]
+    cols = decode(block, header["count"])
+    assert cols["t"].tolist() == frame["t"].tolist()
+    assert cols["kind"].tolist() == [KIND_CODE[k] for k in frame["kind"]]
+    task = frame["task_id"].to_numpy(dtype="float64", na_value=-1.0)
+    assert cols["task"].tolist() == task.astype(int).tolist()
+    labels = header["labels"]
+    named = [labels[i] if i >= 0 else None for i in cols["label"]]
+    assert named == [None if v != v else v for v in frame["label"].astype(object)]
+    dup = frame["dup_of"].to_numpy(dtype="float64", na_value=-1.0).astype(int)
+    assert cols["dup"].tolist() == dup.tolist()
+    cancelled = (frame["kind"] == "cancel") & (frame["result"] == "cancelled")
+    assert (cols["flags"] & 1).astype(bool).tolist() == cancelled.tolist()
+    starts = (frame["kind"] == "start").to_numpy()
+    assert set(cols["lane"][starts]) == {0} and header["lanes"] == ["MainThread"]
+    with pytest.raises(ValueError, match="gapless"):
+        TimelineFeed().encode(frame.iloc[[0, 2]], origin=0.0)
+    with pytest.raises(ValueError, match="block"):
+        decode(block, header["count"] + 1)
+
+
+def test_labels_are_numbered_once_and_each_sent_once():
+    s, _, _ = demo_scheduler()
+    frame = s.log.to_frame()
+    feed = TimelineFeed()
+    first, _ = feed.encode(frame.iloc[:20], origin=0.0)
+    second, block = feed.encode(frame.iloc[20:], origin=0.0)
+    assert first["labels"] and not set(first["labels"]) & set(second["labels"])
+    names = first["labels"] + second["labels"]
+    cols = decode(block, second["count"])
+    later = frame.iloc[20:]["label"].astype(object).tolist()
+    assert [names[i] if i >= 0 else None for i in cols["label"]] == [
+        None if v != v else v for v in later
+    ]
+
+
+def test_times_are_sent_since_the_origin_on_a_real_clock_scale():
+    s = Scheduler(VirtualClock(start=1_700_000_000.0))
+    s.schedule(demo_task, delay=2.0, label="epoch")
+    header, block = TimelineFeed().encode(s.log.to_frame(), origin=s.time_scale.origin)
+    cols = decode(block, header["count"])
+    assert cols["t"].tolist() == [0.0] and cols["due"].tolist() == [2.0]
+
+
+# -- the widget: what crosses the wire -----------------------------------------------------------
+
+
+def test_each_new_row_crosses_the_wire_once():
+    s, clock = scenario()
+    timeline = TimelineWidget(s)
+    wire = Wire(timeline)
+    assert timeline.push() == s.log.next_seq
+    for _ in range(6):
+        before = s.log.next_seq
+        clock.step()
+        wire.clear()
+        sent = timeline.push()
+        batches = wire.rows()
+        assert sent == s.log.next_seq - before
+        if sent:
+            ((first, count, block),) = batches  # one message per push
+            assert (first, count, len(block)) == (before, sent, sent * BYTES_PER_ROW)
+        else:
+            assert batches == []
+    assert timeline.rows_sent == s.log.next_seq  # nothing was ever sent twice
+    assert timeline.seq == s.log.next_seq and timeline.now == clock.now()
+
+
+def test_a_page_that_says_hello_gets_everything_once_for_it_alone():
+    s, clock = scenario()
+    timeline = TimelineWidget(s)
+    timeline.push()
+    wire = Wire(timeline)
+    timeline._on_msg(timeline, {"type": "hello", "token": "page-b"}, [])
+    reset = [c for c, _ in wire.sent if c["type"] == "reset"]
+    assert reset == [
+        {
+            "type": "reset",
+            "to": "page-b",
+            "first": 0,
+            "labels": list(timeline.feed.labels),
+            "lanes": list(timeline.feed.lanes),
+        }
+    ]
+    ((first, count, _),) = wire.rows(to="page-b")
+    assert (first, count) == (0, s.log.next_seq) and wire.rows() == []
+    assert timeline.hellos == 1
+    # a page that lost a message asks again: it is started afresh, the others are untouched
+    wire.clear()
+    clock.step()
+    timeline.push()
+    timeline._on_msg(timeline, {"type": "need", "from": 3, "token": "page-b"}, [])
+    assert [c for c, _, _ in wire.rows(to="page-b")] == [0]
+    assert sum(n for _, n, _ in wire.rows(to="page-b")) == s.log.next_seq
+
+
+def test_a_long_log_resyncs_in_batches(monkeypatch):
+    from tempsched_lab.widgets import timeline_widget
+
+    monkeypatch.setattr(timeline_widget, "MAX_BATCH", 7)
+    s, clock = scenario()
+    clock.run_until(5.0)
+    timeline = TimelineWidget(s)
+    wire = Wire(timeline)
+    timeline.push()
+    batches = wire.rows()
+    assert [n for _, n, _ in batches][:-1] == [7] * (len(batches) - 1)
+    assert [f for f, _, _ in batches] == list(range(0, s.log.next_seq, 7))
+
+
+def test_hover_says_what_the_log_panel_says():
+    s, _, _ = demo_scheduler()
+    timeline = TimelineWidget(s)
+    timeline.push()
+    frame = s.log.to_frame()
+    start = int(frame.index[(frame["kind"] == "start") & (frame["label"] == "slow import")][0])
+    sched = int(frame.index[(frame["kind"] == "schedule") & (frame["label"] == "slow import")][0])
+    answer = timeline.hover_text({"seq": start, "run": [sched, start - 1, start, -1]})
+    row = frame.iloc[start]
+    assert answer["text"] == (
+        f"row {start}, {s.time_scale.at(row['t'])}: {describe_row(row, s.time_scale)}"
+    )
+    assert answer["details"].startswith("slow import · task #6 · case 4 (new time point) · late")
+    assert "no longer" in timeline.hover_text({"seq": 10_000})["text"]
+    wire = Wire(timeline)
+    timeline._on_msg(timeline, {"type": "hover", "seq": start, "run": []}, [])
+    assert wire.sent[0][0]["text"] == answer["text"]
+
+
+def test_the_canvas_uses_the_plots_palette_and_glyphs():
+    assert palette() == {
+        "case": {str(c): v for c, v in CASE_COLORS.items()},
+        "outcome": dict(OUTCOME_COLORS),
+        "neutral": dict(NEUTRAL),
+    }
+    table = mark_table()
+    assert set(table) == set(MARKS)
+    for gid, mark in MARKS.items():
+        assert (table[gid]["marker"], table[gid]["size"], table[gid]["face"]) == (
+            mark.marker,
+            mark.size,
+            mark.face,
+        )
+        assert (table[gid]["edge"], table[gid]["y_offset"]) == (mark.edge, mark.y_offset)
+    s, _ = scenario()
+    timeline = TimelineWidget(s)
+    assert timeline.palette == palette() and timeline.marks == table
+    # every glyph the plot uses has a drawing in the module
+    source = (STATIC / "timeline.js").read_text()
+    for mark in MARKS.values():
+        assert f"case '{mark.marker}'" in source or mark.marker == r"$\oslash$", mark.marker
+
+
+def test_bad_arguments_name_themselves():
+    s, _ = scenario()
+    with pytest.raises(ValueError, match="lanes='cpu'"):
+        TimelineWidget(s, lanes="cpu")
+    with pytest.raises(ValueError, match="window=-1"):
+        TimelineWidget(s, window=-1)
+    with pytest.raises(ValueError, match="height=10"):
+        TimelineWidget(s, height=10)
+
+
+# -- in a dashboard ------------------------------------------------------------------------------
+
+
+def test_dashboard_at_1khz_sends_each_row_once_at_most_10_batches_a_second():
+    """1000 new rows a (simulated) second for 3 s: <= 10 batches/s, every row exactly once."""
+    s, _ = scenario()
+    fake = [0.0]
+    dash = Dashboard(s, autostart=False, clock=lambda: fake[0], resync_every=None)
+    live = dash.timeline.live
+    wire = Wire(live)
+    start = s.log.next_seq
+    for _ in range(3000):  # 1 ms steps, 1 row each
+        s.schedule(demo_task, delay=100.0, args=(fake[0],), label="flood")
+        fake[0] += 0.001
+        dash.refresher.tick()
+    fake[0] += 0.2
+    dash.refresher.tick()
+    batches = wire.rows()
+    assert len(batches) <= 31  # 10 a second, and the final flush
+    firsts = [f for f, _, _ in batches]
+    assert firsts == sorted(firsts)
+    covered = [seq for f, n, _ in batches for seq in range(f, f + n)]
+    assert covered == list(range(start, s.log.next_seq))  # each new row once, no old row again
+    sizes = [len(b) for _, n, b in batches]
+    assert np.median(sizes) <= 110 * BYTES_PER_ROW  # about 100 rows (3.3 kB) per refresh
+    dash.close()
+
+
+def test_panel_draws_the_png_until_a_page_shows_the_canvas():
+    s, clock = scenario()
+    panel = TimelinePanel(s)
+    panel.refresh()
+    assert panel.image.value[:4] == b"\x89PNG" and panel._fig.renders == 1
+    assert panel.picture.layout.display != "none"
+    panel.live._on_msg(panel.live, {"type": "hello", "token": "t"}, [])
+    assert panel.page_has_canvas and panel.picture.layout.display == "none"
+    renders = panel._fig.renders
+    clock.step()
+    panel.refresh()
+    assert panel._fig.renders == renders  # no PNG drawn for a page that has the canvas
+    assert f"data-seq='{s.log.next_seq}'" in panel.caption.value
+    assert panel.live.seq == s.log.next_seq
+    # the panel's controls and the canvas's toolbar say the same thing
+    panel.lanes.value = "thread"
+    assert panel.live.lanes == "thread"
+    panel.live.follow = False
+    assert panel.pause.value
+    panel.window.value = 12.0
+    assert panel.live.window == 12.0
+    panel.close()
+
+
+def test_panel_without_interactive_has_no_canvas():
+    s, _ = scenario()
+    panel = TimelinePanel(s, interactive=False)
+    panel.refresh()
+    assert panel.live is None and not panel.page_has_canvas
+    assert panel.live not in panel.display_widgets()
+    panel.close()
+
+
+def test_export_carries_the_png_timeline_even_when_a_page_has_the_canvas(tmp_path):
+    s, clock = scenario()
+    clock.step()
+    dash = Dashboard(s, panels=("controls", "timeline"), autostart=False)
+    dash.timeline.live._on_msg(dash.timeline.live, {"type": "hello", "token": "t"}, [])
+    dash.refresh()
+    html = dash.to_html(tmp_path / "export.html").read_text()
+    static = html.split('<div id="tsl-static">', 1)[1].split("</div>\n<script", 1)[0]
+    assert "data:image/png;base64," in static
+    assert dash.timeline.picture.layout.display == "none"  # the live page is untouched
+    dash.close()
+
+
+# -- the browser-side store, in Node -------------------------------------------------------------
+
+NODE = shutil.which("node")
+
+STORE_JS = """
+import { Store, KIND_CODES } from '%s';
+import { readFileSync } from 'node:fs';
+const batches = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const store = new Store({ get: () => 0 });
+store.noLane = 65535;
+store.synced = true;
+for (const b of batches) {
+  const raw = Buffer.from(b.block, 'base64');
+  store.append(b.header, new DataView(raw.buffer, raw.byteOffset, raw.byteLength));
+}
+const runs = store.runs.map(r => ({task: r.task, due: r.due, sched: r.sched, started: r.started,
+  ended: r.ended, evt: r.evt, cancelled: r.cancelled, cas: r.cas}));
+console.log(JSON.stringify({kinds: KIND_CODES, n: store.n, next: store.next, runs,
+  lanes: store.taskLanes, rejects: store.rejects.length, threads: store.threadLanesNow().length}));
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_browser_store_builds_the_runs_the_plot_draws(tmp_path):
+    s, _, _ = demo_scheduler()
+    frame = s.log.to_frame()
+    feed = TimelineFeed()
+    batches = []
+    for lo in range(0, len(frame), 9):  # small batches, one overlapping the last: skipped rows
+        part = frame.iloc[max(lo - 2, 0) : lo + 9]
+        header, block = feed.encode(part, origin=0.0)
+        batches.append({"header": header, "block": base64.b64encode(block).decode()})
+    module = tmp_path / "timeline.mjs"
+    module.write_text((STATIC / "timeline.js").read_text())
+    script = tmp_path / "store.mjs"
+    script.write_text(STORE_JS % module.as_uri())
+    data = tmp_path / "batches.json"
+    data.write_text(json.dumps(batches))
+    out = subprocess.run(
+        [NODE, str(script), str(data)], capture_output=True, text=True, timeout=60, check=True
+    )
+    got = json.loads(out.stdout)
+    assert got["kinds"] == KIND_CODE
+    assert got["n"] == len(frame) and got["next"] == len(frame)
+    runs = task_runs(frame)
+    assert len(got["runs"]) == len(runs)
+    by_key = {(r["task"], r["due"]): r for r in got["runs"]}
+    for row in runs.itertuples():
+        mine = by_key[(int(row.task_id), float(row.due))]
+        for ours, theirs in (
+            ("sched", row.scheduled),
+            ("started", row.started),
+            ("ended", row.ended),
+            ("evt", row.event_set),
+            ("cancelled", row.cancelled),
+        ):
+            same = (mine[ours] is None and theirs != theirs) or mine[ours] == pytest.approx(theirs)
+            assert same, (row.label, ours, mine[ours], theirs)
+        if row.case == row.case:
+            assert mine["cas"] == int(row.case)
+    assert got["rejects"] == int((frame["kind"] == "reject").sum())
+    assert got["lanes"] == list(dict.fromkeys(frame["task_id"].dropna().astype(int)))
+    assert got["threads"] == 1
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_module(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(root),
+        ],
+        check=True,
+        timeout=300,
+    )
+    import zipfile
+
+    (wheel,) = tmp_path.glob("tempsched_lab-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "tempsched_lab/widgets/static/timeline.js" in names
+    assert "tempsched_lab/widgets/static/timeline.css" in names
