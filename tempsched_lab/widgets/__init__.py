@@ -12,7 +12,13 @@ itself in a notebook), and recomputes its display in ``panel.refresh()``:
 * :class:`LogPanel`: the newest log rows, filtered by kind, case or task.
 * :class:`ControlsPanel`: step / advance / play a virtual clock; schedule a
   demo task; cancel by ID; each decision explained in words.
-* :class:`HistoryPanel`: scrub through the log, the queue replayed at each row.
+* :class:`HistoryPanel`: scrub through the log, the queue replayed at each row,
+  what the row changed marked in a picture of the queue.
+* :class:`TimelineWidget`: the interactive canvas timeline the timeline panel shows
+  in a browser (zoom, pan, hover, click a task), fed only new rows.
+* :class:`PredictPanel`: teaching mode, predict the case of the next request, then
+  see it decided (``Dashboard(..., teaching=True)``).
+* :class:`SideBySide`: one scenario on two queue designs (or executors), stepped together.
 
 :class:`Dashboard` composes them for one scheduler and keeps them live with a
 single :class:`Refresher` thread: each round renders every panel from one
@@ -30,8 +36,9 @@ page shows the dashboard any more. See ``docs/widgets.md``.
 from __future__ import annotations
 
 from ._base import FigureRenderer, Panel, Part, Stage
+from .changes import QueueChange, queue_change, queue_strip_html
 from .controls import ControlsPanel, cancel_text, decision_text, demo_task
-from .dashboard import PANELS, Dashboard, static_html
+from .dashboard import DEFAULT_PANELS, PANELS, Dashboard, static_html
 from .figures import DecisionTreePanel, TimelinePanel
 from .history import HistoryPanel
 from .logview import LogPanel, describe_row, log_table_html
@@ -39,9 +46,12 @@ from .pagewatch import PageWatch, in_voila
 from .queue import QueuePanel, queue_table_html
 from .refresher import Refresher, active_refresher
 from .scene import LogSource, Scene, last_decision
+from .sidebyside import SideBySide
+from .teaching import PredictPanel, craft_request
 from .timeline_widget import TimelineWidget
 
 __all__ = [
+    "DEFAULT_PANELS",
     "PANELS",
     "ControlsPanel",
     "Dashboard",
@@ -53,20 +63,26 @@ __all__ = [
     "PageWatch",
     "Panel",
     "Part",
+    "PredictPanel",
+    "QueueChange",
     "QueuePanel",
     "Refresher",
     "Scene",
+    "SideBySide",
     "Stage",
     "TimelinePanel",
     "TimelineWidget",
     "active_refresher",
     "cancel_text",
+    "craft_request",
     "decision_text",
     "demo_task",
     "describe_row",
     "in_voila",
     "last_decision",
     "log_table_html",
+    "queue_change",
+    "queue_strip_html",
     "queue_table_html",
     "static_html",
 ]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Hashable
+import weakref
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
@@ -20,7 +21,14 @@ if TYPE_CHECKING:
     from ..scheduler import Scheduler
     from .scene import LogSource, Scene
 
-__all__ = ["ControlsPanel", "cancel_text", "decision_text", "demo_task", "parse_args"]
+__all__ = [
+    "ControlsPanel",
+    "cancel_text",
+    "decision_text",
+    "demo_task",
+    "parse_args",
+    "virtual_work",
+]
 
 
 _TEXT = "style='line-height:1.4'"
@@ -33,6 +41,35 @@ def demo_task(*args: Any) -> str:
     "(1, 'a')"
     """
     return repr(args)
+
+
+_WORK: weakref.WeakKeyDictionary[VirtualClock, dict[float, Callable[..., str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def virtual_work(clock: VirtualClock, seconds: float) -> Callable[..., str]:
+    """A demo action whose runs take ``seconds`` of ``clock``'s virtual time.
+
+    The same clock and duration give the same action, so repeating a request
+    from the form is still a duplicate (cases 5 and 7).
+
+    >>> clock = VirtualClock()
+    >>> work = virtual_work(clock, 0.5)
+    >>> work("a"), clock.now(), work is virtual_work(clock, 0.5)
+    ("('a',)", 0.5, True)
+    """
+    known = _WORK.setdefault(clock, {})
+    work = known.get(float(seconds))
+    if work is None:
+
+        def work(*args: Any) -> str:
+            clock.elapse(seconds)
+            return demo_task(*args)
+
+        work.__qualname__ = f"demo_task_{seconds:g}s"
+        known[float(seconds)] = work
+    return work
 
 
 def parse_args(text: str) -> tuple[Any, ...]:
@@ -243,6 +280,19 @@ class ControlsPanel(Panel):
         self.period: W.FloatText = self._own(
             W.FloatText(value=0.0, description="period", layout=narrow), "tsl-period"
         )
+        #: virtual seconds each run of a task scheduled from the form takes (virtual clocks)
+        self.takes: W.BoundedFloatText = self._own(
+            W.BoundedFloatText(
+                value=0.0,
+                min=0.0,
+                max=3600.0,
+                step=0.1,
+                description="takes (s)",
+                tooltip="virtual seconds each run takes (runs overlap, overrun, run late)",
+                layout=narrow,
+            ),
+            "tsl-takes",
+        )
         self.schedule_button: W.Button = self._own(
             W.Button(description="schedule", button_style="primary", layout=button),
             "tsl-schedule",
@@ -256,7 +306,7 @@ class ControlsPanel(Panel):
         self.result: W.HTML = self._own(
             W.HTML("<i>no action yet</i>", layout=W.Layout(max_width="460px")), "tsl-decision"
         )
-        for control in (self.when, self.label, self.args, self.period, self.cancel_id):
+        for control in (self.when, self.label, self.args, self.period, self.cancel_id, self.takes):
             control.style.description_width = "64px"
         if self.virtual:
             self.amount.style.description_width = "64px"
@@ -268,7 +318,7 @@ class ControlsPanel(Panel):
             self.mode,
             self._own(W.HBox([self.when, self.label], layout=W.Layout(flex_flow="row wrap"))),
             self._own(W.HBox([self.args, self.period], layout=W.Layout(flex_flow="row wrap"))),
-            self._own(W.HBox([self.schedule_button])),
+            self._own(W.HBox([self.takes, self.schedule_button])),
             self._own(W.HBox([self.cancel_id, self.cancel_button])),
             self.result,
         ]
@@ -348,8 +398,10 @@ class ControlsPanel(Panel):
         return request
 
     def _on_schedule(self, _button: Any = None) -> None:
+        seconds = float(self.takes.value or 0.0) if self.virtual else 0.0
+        action = virtual_work(self.clock, seconds) if seconds > 0 else demo_task  # type: ignore[arg-type]
         try:
-            decision = self.scheduler.schedule_decision(demo_task, **self._request())
+            decision = self.scheduler.schedule_decision(action, **self._request())
         except PastTimeError as exc:
             decision = exc.decision
         except (ValueError, TypeError, SchedulerClosedError) as exc:

@@ -22,18 +22,25 @@ from .pagewatch import PageWatch, in_voila
 from .queue import QueuePanel
 from .refresher import Refresher
 from .scene import LogSource
+from .teaching import PredictPanel
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
 
-__all__ = ["PANELS", "Dashboard", "static_html"]
+__all__ = ["DEFAULT_PANELS", "PANELS", "Dashboard", "static_html"]
 
 PageClose = Literal["auto", "shutdown", "pause", "ignore"]
 _PAGE_CLOSE = ("auto", "shutdown", "pause", "ignore")
 
 #: How wide each panel wants to be (CSS flex-basis): two panels share a row when the
 #: page is wide enough for both (about 1000 px and up), else each takes the full width.
-_BASIS = {"controls": "440px", "queue": "560px", "tree": "720px", "log": "440px"}
+_BASIS = {
+    "controls": "440px",
+    "queue": "560px",
+    "tree": "720px",
+    "log": "440px",
+    "predict": "520px",
+}
 
 #: Panel names, in display order, and their classes.
 PANELS: dict[str, type[Panel]] = {
@@ -43,7 +50,10 @@ PANELS: dict[str, type[Panel]] = {
     "tree": DecisionTreePanel,
     "log": LogPanel,
     "history": HistoryPanel,
+    "predict": PredictPanel,
 }
+#: The panels of a dashboard unless told otherwise (``teaching=True`` adds "predict").
+DEFAULT_PANELS = ("controls", "queue", "timeline", "tree", "log", "history")
 
 
 class Dashboard:
@@ -87,6 +97,11 @@ class Dashboard:
         page_timeout: seconds without an answer from any page before it counts as closed.
         title: heading shown above the panels.
         options: keyword arguments per panel, e.g. ``{"queue": {"max_points": 5}}``.
+        teaching: add the *predict the case* panel
+            (:class:`~tempsched_lab.widgets.PredictPanel`) beside the tree.
+
+    Clicking a task in the interactive timeline filters the log panel to that
+    task's rows (its whole history); clicking it again clears the filter.
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> from tempsched_lab.widgets import Dashboard
@@ -118,8 +133,11 @@ class Dashboard:
         page_timeout: float = 5.0,
         title: str | None = "tempsched_lab dashboard",
         options: dict[str, dict[str, Any]] | None = None,
+        teaching: bool = False,
     ) -> None:
-        names = list(PANELS) if panels is None else list(panels)
+        names = list(DEFAULT_PANELS) if panels is None else list(panels)
+        if teaching and "predict" not in names:
+            names.append("predict")
         unknown = [n for n in names if n not in PANELS]
         if unknown:
             raise ValueError(f"panels={unknown!r}: unknown; expected some of {list(PANELS)}")
@@ -155,6 +173,7 @@ class Dashboard:
         )
         for panel in self.panels.values():
             panel.on_change(self.refresher.poke)
+        self._link_selection()
         heading = "" if title is None else f"<h3 style='margin:4px 0'>{html.escape(title)}</h3>"
         about = f"<div style='color:#555'>{html.escape(_describe(scheduler))}</div>"
         self.header = W.HTML(heading + about)
@@ -172,13 +191,34 @@ class Dashboard:
             return panels[name]  # type: ignore[no-any-return]
         raise AttributeError(f"{type(self).__name__!s} has no attribute or panel {name!r}")
 
+    def _link_selection(self) -> None:
+        """A task clicked in the interactive timeline filters the log to its rows."""
+        timeline, log = self.panels.get("timeline"), self.panels.get("log")
+        live = getattr(timeline, "live", None)
+        if live is None or not isinstance(log, LogPanel):
+            return
+
+        def selected(change: Any) -> None:
+            log.task.value = "" if change["new"] < 0 else str(change["new"])
+
+        live.observe(selected, names="selected")
+
     def _layout(self, widgets: dict[str, W.Widget] | None = None) -> W.VBox:
         p = widgets if widgets is not None else {n: pl.widget for n, pl in self.panels.items()}
         for name, basis in _BASIS.items():
             if name in p:
                 p[name].layout.flex = f"1 1 {basis}"
         rows: list[W.Widget] = [self.header]
-        for pair in (("controls", "queue"), ("timeline",), ("tree", "log"), ("history",)):
+        rows_of: tuple[tuple[str, ...], ...] = (
+            ("controls", "queue"),
+            ("timeline",),
+            ("tree", "log"),
+            ("history",),
+        )
+        if "predict" in p:  # the prediction beside the tree that reveals the path
+            rows_of = (("controls", "queue"), ("timeline",), ("predict", "tree"), ("log",))
+            rows_of += (("history",),)
+        for pair in rows_of:
             shown = [p[n] for n in pair if n in p]
             if len(shown) == 2:
                 row = W.HBox(shown, layout=W.Layout(flex_flow="row wrap", align_items="flex-start"))

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..decision import Case
-from ..queues import TimerQueue, make_queue
+from ..queues import QueueState, TimerQueue, make_queue
 from ..replay import Replayer
 from ..timescale import TimeScale
 from ._base import Panel, Part, esc, image_widget, scroller, stamp
+from .changes import QueueChange, queue_change, queue_strip_html
 from .logview import _int, _num, _text, describe_row
 from .queue import picture_size, queue_picture, queue_table_html
 
@@ -103,11 +104,15 @@ class HistoryPanel(Panel):
             W.Checkbox(value=True, description="follow newest", indent=False), "tsl-follow"
         )
         self.info: W.HTML = self._own(W.HTML("<i>no rows yet</i>"), "tsl-history-row")
+        self.strip: W.HTML = self._own(W.HTML(), "tsl-history-strip")
         self.queue: W.HTML = self._own(W.HTML(), "tsl-history-queue")
+        #: what the row shown changed in the queue
+        self.change: QueueChange | None = None
         self.image: W.Image | None = None
         children: list[W.Widget] = [
             self._own(W.HBox([self.prev_button, self.slider, self.next_button, self.follow])),
             self.info,
+            self.strip,
             self.queue,
         ]
         if picture is None:
@@ -179,6 +184,12 @@ class HistoryPanel(Panel):
             if self.closed or self._scene is None:
                 return
             scene = self._scene
+            first = self._first_row(scene)
+            before = None
+            # the queue just before the row, to compare
+            earlier = first is not None and seq > first and self._replay_to(scene, seq - 1)
+            if earlier is not None and earlier is not False and self._replayer is not None:
+                before = self._replayer.snapshot()
             frame = self._replay_to(scene, seq)
             if frame is None:
                 return
@@ -187,6 +198,12 @@ class HistoryPanel(Panel):
             snapshot = replayer.snapshot()
             index = seq - int(frame["seq"].iloc[0])
             row = frame.iloc[index]
+            empty = QueueState(head_time=None, head=(), points=())
+            self.change = queue_change(before.state if before else empty, snapshot.state, row)
+            self.put(
+                self.strip,
+                value=queue_strip_html(snapshot, before, self.change, scene.scale),
+            )
             self.put(
                 self.info,
                 value=stamp(scene, self.name)
@@ -230,6 +247,12 @@ class HistoryPanel(Panel):
         seq = min(max(seq, first), last)
         self._replayer.advance_to(seq)
         return frame
+
+    def _first_row(self, scene: Scene) -> int | None:
+        frame = self._frame if self._replayer_version == scene.seq else None
+        if frame is None:
+            return None if scene.seq <= 0 else self.source.first_seq
+        return int(frame["seq"].iloc[0]) if len(frame) else None
 
     def _key(self, scene: Scene) -> Hashable:
         # the row shown is part of the key: ticking "follow newest" after a move by hand

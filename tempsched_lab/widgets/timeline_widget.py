@@ -98,7 +98,7 @@ def mark_table() -> dict[str, dict[str, Any]]:
     }
 
 
-class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
+class TimelineWidget(anywidget.AnyWidget):
     """A scheduler's timeline drawn in the browser, fed incrementally from its event log.
 
     Args:
@@ -134,7 +134,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
     palette = T.Dict().tag(sync=True)
     marks = T.Dict().tag(sync=True)
     case_names = T.Dict().tag(sync=True)
-    kinds = T.List().tag(sync=True)
+    kinds: T.List[str] = T.List(T.Unicode()).tag(sync=True)
     flags = T.Dict().tag(sync=True)
     no_lane = T.Int(NO_LANE).tag(sync=True)
     uid = T.Unicode().tag(sync=True)
