@@ -64,7 +64,11 @@ def test_virtual_clock_dashboard_step_and_schedule(page, server):
     expect(head).to_contain_text("heartbeat")
     expect(queue).to_contain_text("5 pending")
     expect(page.locator(".tsl-now")).to_have_text("0.000 s")
-    assert page.locator("img.tsl-timeline-image").evaluate("e => e.naturalWidth") > 300
+    # the interactive timeline replaced the PNG once the page loaded it
+    canvas = page.locator("canvas.tsl-tl-canvas")
+    expect(canvas).to_be_visible()
+    assert canvas.evaluate("e => e.clientWidth") > 600
+    expect(page.locator("img.tsl-timeline-image")).to_be_hidden()
     assert page.locator("img.tsl-tree-image").evaluate("e => e.naturalWidth") > 300
 
     # step: the heartbeat runs at 0.5 and is re-armed; every panel shows that moment

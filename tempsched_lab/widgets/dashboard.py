@@ -39,7 +39,7 @@ _BASIS = {
     "queue": "560px",
     "tree": "720px",
     "log": "440px",
-    "predict": "520px",
+    "predict": "480px",
 }
 
 #: Panel names, in display order, and their classes.

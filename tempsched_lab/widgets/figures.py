@@ -214,6 +214,7 @@ class TimelinePanel(Panel):
         # the canvas has its own toolbar and draws the same marks: hide the PNG and its tools
         self.picture.layout.display = "none"
         self.tools.layout.display = "none"
+        self.image.value = b""  # no stale picture kept in the page (nor counted as shown)
         self._changed()
 
     @property

@@ -61,6 +61,7 @@ class Store {
     this.rejects = [];
     this.tMin = Infinity;
     this.tMax = -Infinity;
+    this.dueMax = -Infinity; // the latest due time asked for: pending work widens the view
     this.rowsApplied = 0;
   }
 
@@ -165,6 +166,7 @@ class Store {
       if (this.dup[i] >= 0) { this.taskOf(this.dup[i]).dups.push(i); return; }
       if (!ADDS.has(this.cas[i]) || !Number.isFinite(this.due[i])) return;
       const run = this.runOf(i);
+      if (this.due[i] > this.dueMax) this.dueMax = this.due[i];
       run.sched = t; run.cas = this.cas[i]; run.rows[0] = seq;
       run.periodic = (this.flags[i] & 4) !== 0;
       run.label = this.label[i];
@@ -368,12 +370,19 @@ class View {
   autoRange() {
     const s = this.store, now = this.model.get('now');
     const end = Math.max(now, Number.isFinite(s.tMax) ? s.tMax : 0);
-    const win = this.model.get('window');
-    if (win > 0) { this.v1 = Math.max(end, win * 0.02) + win * 0.02; this.v0 = this.v1 - win; return; }
     const start = Math.min(0, Number.isFinite(s.tMin) ? s.tMin : 0);
-    const span = Math.max(end - start, 1e-3);
+    const win = this.model.get('window');
+    if (win > 0) { // a window ending at now; while the run is younger, it starts at the origin
+      if (end - win < start) { this.v0 = start; this.v1 = start + win; }
+      else { this.v1 = end + win * 0.02; this.v0 = this.v1 - win; }
+      return;
+    }
+    // pending due times widen the view, up to the logged span again (at least 5 s) past its end
+    const logged = Math.max(end - start, 1);
+    const until = Number.isFinite(s.dueMax) ? Math.min(s.dueMax, end + Math.max(logged, 5)) : end;
+    const span = Math.max(until, end, start + 1e-3) - start;
     this.v0 = start - span * 0.02;
-    this.v1 = end + span * 0.04;
+    this.v1 = start + span * 1.04;
   }
 
   sendView(force) {
