@@ -163,8 +163,9 @@ s = build({runs})
 x, y = runs_xy(s, {lanes!r})
 span = max(v for v in x if v is not None)
 fig = go.FigureWidget(go.Scattergl(x=x, y=y, mode="lines", line={{"width": 8}}))
+lanes_shown = [-0.5, 12.5] if {lanes!r} == "task" else [-1, 1]
 fig.update_layout(dragmode="pan", height=420, width=1200,
-                  xaxis_range=[0, span / 20], yaxis_range=[-0.5, 12.5] if {lanes!r} == "task" else [-1, 1])
+                  xaxis_range=[0, span / 20], yaxis_range=lanes_shown)
 fig
 """
 
@@ -172,7 +173,8 @@ fig
 RAF_JS = """() => { window.__frames = []; window.__rafOn = true;
   const tick = t => { window.__frames.push(t); if (window.__rafOn) requestAnimationFrame(tick); };
   requestAnimationFrame(tick);
-  const el = document.querySelector('.tsl-tl'); if (el && el.__tsl) el.__tsl.drawTimes.length = 0; }"""
+  const el = document.querySelector('.tsl-tl');
+  if (el && el.__tsl) el.__tsl.drawTimes.length = 0; }"""
 STOP_JS = """() => { window.__rafOn = false; const f = window.__frames;
   const d = []; for (let i = 1; i < f.length; i++) d.push(f[i] - f[i - 1]);
   const el = document.querySelector('.tsl-tl');
@@ -180,8 +182,10 @@ STOP_JS = """() => { window.__rafOn = false; const f = window.__frames;
 
 
 def _pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else float("nan")
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def browser_frames(runs: int, steps: int, plotly: bool) -> dict[str, Any]:
