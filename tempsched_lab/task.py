@@ -186,8 +186,11 @@ class Task:
         return ()
 
     def view(self) -> TaskView:
-        """A frozen public picture of this task."""
-        return TaskView(self.id, self.due, self.name, short_repr(self.args), self.period)
+        """A frozen public picture of this task (a calendar task's rule and next times too)."""
+        if self.trigger_text is None:
+            return TaskView(self.id, self.due, self.name, short_repr(self.args), self.period)
+        return TaskView(self.id, self.due, self.name, short_repr(self.args), self.period,
+                        self.trigger_text, self.upcoming(2))  # fmt: skip
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id}, due={self.due!r}, label={self.name!r})"
@@ -304,6 +307,9 @@ class TaskView:
     label: str
     args: str
     period: float | None
+    #: a calendar task's rule, described, and its next fire times after ``due``
+    trigger: str | None = None
+    upcoming: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ EXPECTED = [
     "06_analysing_a_log.ipynb",
     "07_migrating_from_temporal_scheduler.ipynb",
     "08_outgrowing_one_machine.ipynb",
+    "09_interactive_timeline.ipynb",
 ]
 BUDGET_S = 60.0  # a notebook must run top to bottom in under a minute
 CELL_TIMEOUT_S = 120
@@ -135,6 +136,16 @@ def _check_migration(nb, text):
     assert _count(nb, "image/png") >= 2  # timeline and tree
 
 
+def _check_interactive_timeline(nb, text):
+    assert "33 a row" in text  # the wire format's size, computed
+    assert "new rows sent" in text and "rows sent in all" in text  # the incremental feed
+    assert "score:" in text  # predict, then reveal
+    assert "moves back" in text  # stepping back shows what changed
+    assert "[('heap', 1), ('wheel', 2)]" in text  # side by side: the same decisions
+    assert "closed: True True" in text  # everything stopped at the end
+    assert _count(nb, WIDGET_VIEW) >= 1
+
+
 def _check_outgrowing(nb, text):
     assert "lanes on threads: ['tempsched-pool-" in text  # first on this kernel's threads
     assert "workers: 2" in text and "ran on 2 workers" in text  # then on the cluster
@@ -154,6 +165,7 @@ CHECKS = {
     "06_analysing_a_log.ipynb": _check_analysis,
     "07_migrating_from_temporal_scheduler.ipynb": _check_migration,
     "08_outgrowing_one_machine.ipynb": _check_outgrowing,
+    "09_interactive_timeline.ipynb": _check_interactive_timeline,
 }
 
 

@@ -32,7 +32,7 @@ MIN_OUTPUTS = {name: 4 for name in NOTEBOOKS}
 
 def test_the_readme_points_at_these_notebooks_with_runnable_commands():
     readme = (vk.ROOT / "README.md").read_text()
-    assert len(NOTEBOOKS) >= 8
+    assert len(NOTEBOOKS) >= 9
     for name in NOTEBOOKS:
         number = name.partition("_")[0]
         assert number in readme, f"the README does not mention notebook {number}"

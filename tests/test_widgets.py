@@ -509,3 +509,22 @@ def test_to_html_writes_embedded_widget_state(tmp_path):
     assert [r.renders for p in dash.panels.values() for r in p._renderers] == renders
     assert 'id="tsl-static"' in text and "data:image/png;base64," in text
     dash.close()
+
+
+def test_the_queue_panel_shows_a_calendar_tasks_rule_and_next_fire_times():
+    pytest.importorskip("cronsim")
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from tempsched_lab.widgets.queue import queue_table_html
+
+    paris = ZoneInfo("Europe/Paris")
+    start = datetime(2026, 3, 23, tzinfo=paris).timestamp()  # a Monday
+    clock = VirtualClock(start=start)
+    s = Scheduler(clock)
+    s.schedule(print, cron="0 9 * * mon-fri", tz="Europe/Paris", label="standup")
+    moment = s.moment()
+    html = queue_table_html(moment.queue, moment.now, scale=moment.time_scale)
+    assert "At 09:00 on Monday through Friday (Europe/Paris)" in html
+    # next fire times in the time language: Tuesday and Wednesday 09:00, as seconds since start
+    assert f"then {32400 + 86400:.3f} s, {32400 + 2 * 86400:.3f} s" in html

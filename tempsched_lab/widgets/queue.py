@@ -59,6 +59,16 @@ def queue_picture(snapshot: QueueSnapshot, ax: Any, scale: TimeScale) -> Any:
     return plot_queue(snapshot, ax=ax, **options)
 
 
+def _recurs(view: Any, scale: Any) -> str:
+    """How a task recurs: once, every period, or its calendar rule and next fire times."""
+    if view is None:
+        return fmt_period(None)
+    if view.trigger is None:
+        return fmt_period(view.period)
+    later = ", ".join(scale.text(t) for t in view.upcoming)
+    return f"{view.trigger}" + (f"; then {later}" if later else "")
+
+
 def queue_table_html(
     snapshot: QueueSnapshot,
     now: float | None,
@@ -116,7 +126,7 @@ def queue_table_html(
                 str(task_id),
                 "" if view is None else view.label,
                 args[task_id] if args and task_id in args else ("" if view is None else view.args),
-                fmt_period(None if view is None else view.period),
+                _recurs(view, scale),
             )
             rows.append(
                 f"<tr class='{cls}' style='{style}'>"
