@@ -359,17 +359,21 @@ def test_a_wall_clock_step(step):
 IN_FLIGHT = """
 import sys, time
 
+def say(text):  # one write per line: two threads' lines never interleave
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
 def slow(name):
-    print("started", name, flush=True)
+    say("started " + name)
     time.sleep(0.4)
-    print("finished", name, flush=True)
+    say("finished " + name)
 
 ts = TemporalScheduler({options})
 ts.schedule_task(slow, delta_t=0.05, task_args=("one",))
 {more}
 time.sleep(0.2)
 {ending}
-print("main ends", flush=True)
+say("main ends")
 """
 
 

@@ -92,7 +92,7 @@ def _check_periodic(nb, text):
         assert policy in text
     assert "wall-clock deadline" in text and "monotonic deadline" in text
     if HAVE_REFERENCE:
-        assert "temporal-scheduler" in text and "drift after the last run" in text
+        assert "temporal-scheduler" in text and "added per run" in text
     else:  # pragma: no cover - depends on the install
         assert "temporal-scheduler is not installed" in text
     assert _count(nb, "image/png") >= 3  # drift, misfires, the reference's drift

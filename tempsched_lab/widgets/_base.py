@@ -300,7 +300,7 @@ class Panel:
         """Put PNG bytes in ``image``, shown at exactly their pixel size (never scaled)."""
         width, height = png_size(png)
         self.put(image, value=png)
-        self.put(image.layout, width=f"{width}px", height=f"{height}px")
+        self.put(image.layout, width=f"{width}px", height=f"{height}px", display="")
 
     # -- refreshing --------------------------------------------------------------------
     def _make_parts(self) -> list[Part]:
@@ -374,8 +374,11 @@ class Panel:
 
 
 def image_widget() -> W.Image:
-    """An empty PNG ``Image``; :meth:`Panel.show_png` sizes it to its picture's pixels."""
-    return W.Image(format="png", layout=W.Layout(max_width="none", flex="0 0 auto"))
+    """An empty PNG ``Image``, hidden until :meth:`Panel.show_png` gives it a picture.
+
+    (An ``<img>`` without a picture shows as a broken image in a browser.)
+    """
+    return W.Image(format="png", layout=W.Layout(max_width="none", flex="0 0 auto", display="none"))
 
 
 def scroller(child: W.Widget) -> W.Box:

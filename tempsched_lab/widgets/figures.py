@@ -311,6 +311,7 @@ class TimelinePanel(Panel):
         width, height = png_size(png)
         image.value = png
         image.layout.width, image.layout.height = f"{width}px", f"{height}px"
+        image.layout.display = ""
         caption = W.HTML(stamp(scene, self.name) + self._caption(scene, str(self.lanes.value)))
         title = W.HTML("<b style='font-size:14px'>Timeline</b>")
         box = W.VBox([title, caption, scroller(image)])
