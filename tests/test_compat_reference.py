@@ -360,7 +360,7 @@ IN_FLIGHT = """
 import sys, time
 
 def say(text):  # one write per line: two threads' lines never interleave
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(text + "\\n")
     sys.stdout.flush()
 
 def slow(name):
