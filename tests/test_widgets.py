@@ -528,3 +528,20 @@ def test_the_queue_panel_shows_a_calendar_tasks_rule_and_next_fire_times():
     assert "At 09:00 on Monday through Friday (Europe/Paris)" in html
     # next fire times in the time language: Tuesday and Wednesday 09:00, as seconds since start
     assert f"then {32400 + 86400:.3f} s, {32400 + 2 * 86400:.3f} s" in html
+
+
+def test_the_tree_picture_for_a_case_seen_before_equals_a_fresh_drawing():
+    """One reused figure per highlighted case: going back to a case redraws only its counts."""
+    s, _ = scenario()
+    panel = DecisionTreePanel(s)
+    panel.refresh()  # case 3 (earlier than head) is the last decision
+    s.schedule(demo_task, at=2.0, args=("beta",))  # case 7
+    panel.refresh()
+    s.schedule(demo_task, at=0.25, args=("first",))  # case 3 again, with new counts
+    panel.refresh()
+    assert panel.last["case"] == 3
+    fresh = DecisionTreePanel(s)
+    fresh.refresh()  # the same state drawn from scratch
+    assert panel.image.value == fresh.image.value
+    panel.close()
+    fresh.close()

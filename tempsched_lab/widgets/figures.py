@@ -20,7 +20,7 @@ from matplotlib.text import Text
 
 from ..decision import Case
 from ..plots import plot_decision_tree, plot_timeline
-from ._base import Panel, Part, esc, image_widget, png_size, scroller, stamp
+from ._base import FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
 from .scene import case_counts_of, last_decision
 from .timeline_widget import TimelineWidget
 
@@ -418,8 +418,12 @@ class DecisionTreePanel(Panel):
         self.last: dict[str, Any] | None = None
         self.image: W.Image | None = None
         children: list[W.Widget] = [self.caption]
+        self._figsize = figsize
+        # One reused figure per highlighted case: a new decision of a case seen before only
+        # redraws its counts (~55 ms of CPU) instead of the whole tree (~190 ms), which keeps a
+        # click's effect on the page fast whatever case it lands in.
+        self._figs: dict[int | None, FigureRenderer] = {}
         if picture:
-            self._fig = self._renderer(figsize)
             self.image = self._own(image_widget(), "tsl-tree-image")
             children.insert(0, self._own(scroller(self.image)))
         self.widget = self._box(children, "Decision tree")
@@ -430,7 +434,10 @@ class DecisionTreePanel(Panel):
             return
         last, counts = scene.decisions()
         case = None if last is None else last["case"]
-        png = self._fig.render(
+        renderer = self._figs.get(case)
+        if renderer is None:
+            renderer = self._figs[case] = self._renderer(self._figsize)
+        png = renderer.render(
             lambda ax: plot_decision_tree(case, counts=counts, ax=ax, explain=False),
             reuse=("tree", case),  # the same path highlighted: only counts and title change
             texts=_tree_texts,
