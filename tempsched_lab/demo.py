@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .clock import RealClock, VirtualClock
-from .scenarios import schedule_demo
+from .scenarios import quiet_failures, schedule_demo
 from .scheduler import PastTimeError, Scheduler, SchedulerClosedError
 
 if TYPE_CHECKING:
@@ -58,19 +58,20 @@ def run_demo(
     clock = VirtualClock() if virtual else RealClock()
     s = Scheduler(clock, executor="inline" if virtual else "pool")
     t0 = clock.now()
-    ids = schedule_demo(s, t0=t0, scale=scale, work=_work)  # the scenario of the plots too
-    s.cancel(ids["cancelled"])
-    end = t0 + seconds * scale
-    if isinstance(clock, VirtualClock):
-        clock.run_until(end)
-    else:
-        while (left := end - clock.now()) > 0:
-            if progress is not None:
-                progress(1.0 - left / (seconds * scale))
-            time.sleep(min(0.1, left))
-    if progress is not None:
-        progress(1.0)
-    s.shutdown()
+    with quiet_failures():  # the demo's failing task fails on purpose: summarised at the end
+        ids = schedule_demo(s, t0=t0, scale=scale, work=_work)  # the scenario of the plots too
+        s.cancel(ids["cancelled"])
+        end = t0 + seconds * scale
+        if isinstance(clock, VirtualClock):
+            clock.run_until(end)
+        else:
+            while (left := end - clock.now()) > 0:
+                if progress is not None:
+                    progress(1.0 - left / (seconds * scale))
+                time.sleep(min(0.1, left))
+        if progress is not None:
+            progress(1.0)
+        s.shutdown()
     frame = s.log.to_frame()
     return DemoResult(s, frame, s.log.audit())
 
@@ -142,6 +143,14 @@ def summary_text(result: DemoResult) -> str:
                 f"{measure:<12} {row['median'] * 1e3:9.3f} {row['p99'] * 1e3:8.3f} "
                 f"{row['max'] * 1e3:8.3f}"
             )
+    errors = result.frame[result.frame["kind"] == "error"]
+    for task_id, label, error in zip(
+        errors["task_id"], errors["label"], errors["error"], strict=True
+    ):
+        lines.append("")
+        lines.append(f"task {task_id} ({label}) failed, on purpose: {error}")
+        lines.append("  (its traceback is in the log's `detail` column; a real failure is also")
+        lines.append("  reported on the `tempsched_lab` logger)")
     lines.append("")
     lines.append(str(result.report))
     return "\n".join(lines)
