@@ -116,16 +116,9 @@ def schedule_cancel(
         )
     peer.open()
     try:
-        base = peer.clock() + FAR_AHEAD
-        times = [base + i * 1e-3 for i in range(n_sched)]
-        gc.collect()
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        handles = peer.schedule_batch(noop, times)
-        elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        handles, timed = _schedule_far_ahead(peer, n_sched)
         sample["n_scheduled"] = n_sched
-        sample["schedule_rate"] = n_sched / elapsed
-        sample["schedule_s"] = elapsed
-        sample["schedule_cpu_rate"] = n_sched / cpu if cpu > 0 else math.nan
+        sample.update(timed)
         if do_cancel:
             order = list(handles)
             random.Random(seed).shuffle(order)
@@ -135,6 +128,21 @@ def schedule_cancel(
     finally:
         peer.close()
     return sample
+
+
+def _schedule_far_ahead(peer: Peer, n: int) -> tuple[list[Any], Sample]:
+    """One timed ``schedule_batch`` of ``n`` no-ops at distinct times an hour ahead."""
+    base = peer.clock() + FAR_AHEAD
+    times = [base + i * 1e-3 for i in range(n)]
+    gc.collect()
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    handles = peer.schedule_batch(noop, times)
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    return handles, {
+        "schedule_rate": n / elapsed,
+        "schedule_s": elapsed,
+        "schedule_cpu_rate": n / cpu if cpu > 0 else math.nan,
+    }
 
 
 def _cancel(peer: Peer, order: list[Any], plan: CancelPlan) -> Sample:
@@ -188,23 +196,13 @@ def bulk(peer: Peer, n: int) -> Sample:
     """
     peer.open()
     try:
-        base = peer.clock() + FAR_AHEAD
-        times = [base + i * 1e-3 for i in range(n)]
-        gc.collect()
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        handles = peer.schedule_batch(noop, times)
-        elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        handles, sample = _schedule_far_ahead(peer, n)
         if len(handles) != n:
             raise RuntimeError(f"{peer.key}: {len(handles)} handles for {n} tasks")
         del handles
     finally:
         peer.close()
-    return {
-        "n": n,
-        "schedule_s": elapsed,
-        "schedule_rate": n / elapsed,
-        "schedule_cpu_rate": n / cpu if cpu > 0 else math.nan,
-    }
+    return {"n": n, **sample}
 
 
 # -- virtual-time simulation -----------------------------------------------------------------------
