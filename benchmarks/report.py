@@ -103,6 +103,7 @@ class Target:
     unit: str = ""
     skip: str | None = None  # why the value is not compared (other parameters)
     group: str = "standing"  # "issue 16": the speed issue's table, default options
+    on_cpu: Getter | None = None  # the same ratio from CPU time (less moved by other jobs)
 
 
 #: The default options of ``Scheduler()``: what issue 16's table measures.
@@ -135,8 +136,9 @@ def build_targets(results: Results, quick: bool) -> list[Target]:
     short = "quick mode: shorter run" if quick else None
 
     def add(text: str, peer: str, get: Getter, ok: Callable[[float], bool], shown: str,
-            unit: str = "", skip: str | None = None, group: str = "standing") -> None:  # fmt: skip
-        out.append(Target(text, peer, get, ok, shown, unit, skip, group))
+            unit: str = "", skip: str | None = None, group: str = "standing",
+            on_cpu: Getter | None = None) -> None:  # fmt: skip
+        out.append(Target(text, peer, get, ok, shown, unit, skip, group, on_cpu))
 
     sc, bk, si, la, bu, pe, me, lo = (
         "schedule", "bulk", "sim", "lateness", "burst", "periodic", "memory", "log"
@@ -148,19 +150,25 @@ def build_targets(results: Results, quick: bool) -> list[Target]:
     def schedule_vs_reference(p: str, group: str) -> None:
         add("schedule 10k (log on) vs temporal-scheduler schedule_task: speed ratio", p,
             lambda r, p=p: _speed(r, sc, "n=10000", p, REFERENCE, "schedule_rate"),
-            lambda v: v >= 1.0, ">= 1.00x", "x", group=group)  # fmt: skip
+            lambda v: v >= 1.0, ">= 1.00x", "x", group=group,
+            on_cpu=lambda r, p=p: _speed(r, sc, "n=10000", p, REFERENCE,
+                                         "schedule_cpu_rate"))  # fmt: skip
 
     def bulk_vs_sched(p: str, group: str) -> None:
         add("bulk 10k: schedule_many vs sched.enterabs in a loop: speed ratio", p,
             lambda r, p=p: _speed(r, bk, "n=10000", p, "sched", "schedule_rate"),
-            lambda v: v >= 1.0, ">= 1.00x", "x", group=group)  # fmt: skip
+            lambda v: v >= 1.0, ">= 1.00x", "x", group=group,
+            on_cpu=lambda r, p=p: _speed(r, bk, "n=10000", p, "sched",
+                                         "schedule_cpu_rate"))  # fmt: skip
 
     def log_overhead(design: str, group: str) -> None:
         on, off = f"ours {design}/pool/log", f"ours {design}/pool/nolog"
         add("log overhead on schedule 10k: time log on / log off", on,
             lambda r, a=on, b=off: pair_ratio(r, sc, "n=10000", (a, "schedule_s"),
                                               (b, "schedule_s")),
-            lambda v: v <= 1.15, "<= 1.15x", "x", group=group)  # fmt: skip
+            lambda v: v <= 1.15, "<= 1.15x", "x", group=group,
+            on_cpu=lambda r, a=on, b=off: pair_ratio(r, sc, "n=10000", (b, "schedule_cpu_rate"),
+                                                     (a, "schedule_cpu_rate")))  # fmt: skip
 
     def memory_targets(design: str, group: str) -> None:
         for c in results.get(me, {}):
@@ -193,7 +201,9 @@ def build_targets(results: Results, quick: bool) -> list[Target]:
             p = f"ours sorteddict/{how}/log"
             add(f"simulation {c}, schedule all ({how}) + run, log on, vs SimPy: speed ratio",
                 p, lambda r, p=p, c=c: _speed(r, si, c, p, "SimPy", "total_s", "lower"),
-                lambda v: v >= 1.0, ">= 1.00x", "x", group=i16)  # fmt: skip
+                lambda v: v >= 1.0, ">= 1.00x", "x", group=i16,
+                on_cpu=lambda r, p=p, c=c: _speed(r, si, c, p, "SimPy", "cpu_s",
+                                                  "lower"))  # fmt: skip
     log_overhead("sorteddict", i16)
     lateness_vs_floor(DEFAULT, 1.25, i16)
     lateness_vs_floor("ours sorteddict/inline/log", 1.10, i16)
@@ -211,7 +221,9 @@ def build_targets(results: Results, quick: bool) -> list[Target]:
             p = f"ours sorteddict/{how}/nolog"
             add(f"simulation {c}, schedule all ({how}) + run, log off, vs SimPy: speed ratio",
                 p, lambda r, p=p, c=c: _speed(r, si, c, p, "SimPy", "total_s", "lower"),
-                lambda v: v >= 1.0, ">= 1.00x", "x")  # fmt: skip
+                lambda v: v >= 1.0, ">= 1.00x", "x",
+                on_cpu=lambda r, p=p, c=c: _speed(r, si, c, p, "SimPy", "cpu_s",
+                                                  "lower"))  # fmt: skip
     for p in _ours(results, la):
         if p not in (DEFAULT, "ours sorteddict/inline/log") and "/thread/" not in p:
             lateness_vs_floor(p, 1.25, "standing")
@@ -285,6 +297,12 @@ def evaluate_targets(results: Results, quick: bool) -> list[dict[str, Any]]:
                 "unit": target.unit,
                 "verdict": verdict,
                 "group": target.group,
+                "on_cpu": target.on_cpu(results) if target.on_cpu else None,
+                "verdict_on_cpu": (
+                    None
+                    if target.on_cpu is None or (cpu := target.on_cpu(results)) is None
+                    else ("PASS" if target.ok(cpu) else "MISS")
+                ),
             }
         )
     return out
@@ -401,11 +419,15 @@ def render(results: Results, targets: list[dict[str, Any]], meta: dict[str, Any]
                 else "-",
                 t["threshold"],
                 t["verdict"],
+                _fmt(t["on_cpu"], 3) + f"x ({t['verdict_on_cpu']})"
+                if t.get("on_cpu") is not None
+                else "",
             ]
             for t in chosen
         ]
         out += [f"### {title}", ""]
-        out += _table(["target", "variant", "value", "threshold", "verdict"], rows)
+        header = ["target", "variant", "value", "threshold", "verdict", "same on CPU time"]
+        out += _table(header, rows)
         out.append("")
     return "\n".join(out)
 
