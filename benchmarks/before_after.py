@@ -71,7 +71,10 @@ def run_suite(before: Path | None, out: Path, args: argparse.Namespace) -> None:
     cmd = [sys.executable, str(HERE / "run.py"), "--json", str(out), "--reps", str(args.reps)]
     cmd += ["--peers", f"ours,{CONTROLS}"]
     if args.only:
-        cmd += ["--only", args.only]
+        only = args.only.split(",")
+        if "bulk" in only and "schedule" not in only:  # the older version's one-by-one rates
+            only.append("schedule")
+        cmd += ["--only", ",".join(only)]
     if before is not None:
         cmd += ["--ours-from", str(before)]
     label = f"before ({before})" if before else "now"

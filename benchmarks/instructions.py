@@ -330,13 +330,27 @@ def print_ratios(results: dict[str, float]) -> list[dict[str, object]]:
     return out
 
 
-def before_after(names: list[str], n: int, before: str) -> dict[str, dict[str, object]]:
-    """Every ``ours_*`` workload in ``names`` on this checkout and on ``before``; the changes."""
+def before_after(
+    names: list[str],
+    n: int,
+    before: str,
+    now: dict[str, float] | None = None,
+    then: dict[str, float] | None = None,
+) -> dict[str, dict[str, object]]:
+    """Every ``ours_*`` workload in ``names`` on this checkout and on ``before``; the changes.
+
+    ``now`` / ``then``: counts already measured (same ``n``) on this checkout / on
+    ``before`` (a workload that failed there is simply absent); not measured again.
+    """
     ours = [name for name in names if name.startswith("ours_")]
-    print(f"-- this checkout ({ROOT})")
-    now = measure(ours, n)
-    print(f"-- before ({before})")
-    then = measure(ours, n, before)
+    now = dict(now or {})
+    todo = [name for name in ours if name not in now]
+    print(f"-- this checkout ({ROOT}){': measuring ' + str(todo) if todo else ''}")
+    now.update(measure(todo, n))
+    if then is None:
+        print(f"-- before ({before})")
+        then = measure(ours, n, before)
+    then = dict(then)
     missing = [name for name in ours if name not in then and name in ONE_BY_ONE]
     extra = sorted({ONE_BY_ONE[name] for name in missing} - set(then))
     if extra:
@@ -376,6 +390,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--parts", action="store_true", help="also count the parts of an operation (PARTS)"
     )
+    parser.add_argument(
+        "--now-json", help="with --before: reuse this checkout's counts from a --json file"
+    )
+    parser.add_argument(
+        "--before-json", help="with --before: reuse the older checkout's counts (--path --json)"
+    )
     args = parser.parse_args(argv)
     if args.parts:
         WORKLOADS.update(PARTS)
@@ -384,7 +404,16 @@ def main(argv: list[str] | None = None) -> int:
         keep = [k.strip() for k in args.only.split(",")]
         names = [name for name in names if any(k in name for k in keep)]
     if args.before:
-        table = before_after(names, args.n, args.before)
+        known: list[dict[str, float] | None] = []
+        for option, path in (("--now-json", args.now_json), ("--before-json", args.before_json)):
+            if not path:
+                known.append(None)
+                continue
+            saved = json.loads(Path(path).read_text())
+            if saved.get("n") != args.n:
+                parser.error(f"{option} {path}: counted with n={saved.get('n')}, not {args.n}")
+            known.append(saved["per_op"])
+        table = before_after(names, args.n, args.before, *known)
         if args.json:
             Path(args.json).write_text(json.dumps({"n": args.n, "before_after": table}, indent=2))
         return 0
