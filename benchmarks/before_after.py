@@ -6,6 +6,8 @@ Usage::
     python benchmarks/before_after.py --before /tmp/before [--rounds 2] [--reps 3]
                                       [--only schedule,sim] [--json out.json]
     python benchmarks/before_after.py --from-json out.json     # the table again
+    python benchmarks/before_after.py --before /tmp/before --more out.json --rounds 1 \
+                                      --json out.json           # add rounds to a saved run
 
 Each round runs ``run.py`` twice, once importing ``tempsched_lab`` from this
 checkout and once from ``--before`` (``run.py --ours-from``), in alternating
@@ -188,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="workloads, as run.py --only")
     parser.add_argument("--json", type=Path, help="write every run and the comparison here")
     parser.add_argument("--from-json", type=Path, help="run nothing: render a saved comparison")
+    parser.add_argument(
+        "--more", type=Path, help="a saved comparison (--json) whose rounds these rounds join"
+    )
     args = parser.parse_args(argv)
     if args.from_json:
         data = json.loads(args.from_json.read_text())
@@ -196,8 +201,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.before is None:
         parser.error("--before DIR is required (or --from-json)")
     rounds: list[dict[str, Any]] = []
+    if args.more:
+        saved = json.loads(args.more.read_text())
+        rounds = saved["rounds"]
+        args.reps = saved["meta"]["reps"]  # the joined rounds must be alike
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.rounds):
+        for _ in range(args.rounds):
+            i = len(rounds)
             order = [None, args.before] if i % 2 == 0 else [args.before, None]
             rnd: dict[str, Any] = {}
             for which in order:
@@ -206,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                 rnd["before" if which else "now"] = json.loads(out.read_text())
             rounds.append(rnd)
     meta = {
-        "rounds": args.rounds,
+        "rounds": len(rounds),
         "reps": args.reps,
         "before": str(args.before),
         "before_commit": rounds[0]["before"]["meta"].get("git_commit"),

@@ -96,6 +96,38 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "random.Random(2).shuffle(ids)\n"
         "for tid in ids: s.cancel(tid)\n",
     ),
+    "ours_cancel_heap_log": (
+        "ours: schedule() then cancel() in random order, heap design, log on (both counted)",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "s = Scheduler(VirtualClock(start=1e9), queue='heap')\n"
+        "ids = [s.schedule(noop, at=1.5e9 + i) for i in range(N)]\n"
+        "random.Random(2).shuffle(ids)\n"
+        "for tid in ids: s.cancel(tid)\n",
+    ),
+    "ours_cancel_wheel_log": (
+        "ours: schedule() then cancel() in random order, wheel design, log on (both counted)",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "s = Scheduler(VirtualClock(start=1e9), queue='wheel')\n"
+        "ids = [s.schedule(noop, at=1.5e9 + i) for i in range(N)]\n"
+        "random.Random(2).shuffle(ids)\n"
+        "for tid in ids: s.cancel(tid)\n",
+    ),
+    "ours_burst_inline_log": (
+        "ours: N tasks at one instant, fired inline as one group by a VirtualClock, log on",
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "c = VirtualClock(); s = Scheduler(c, executor='inline')\n"
+        "for i in range(N): s.schedule(noop, at=1.0, args=(i,))\n"
+        "c.run_until_idle()\n",
+    ),
+    "ours_burst_inline_nolog": (
+        "ours: N tasks at one instant, fired inline as one group, log off",
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "c = VirtualClock(); s = Scheduler(c, executor='inline', log=False)\n"
+        "for i in range(N): s.schedule(noop, at=1.0, args=(i,))\n"
+        "c.run_until_idle()\n",
+    ),
     "reference_schedule": (
         "temporal-scheduler: schedule_task()",
         "import time\n"
@@ -220,6 +252,8 @@ PART_DIFFS: list[tuple[str, str, str]] = [
      "part_schedule_random_log"),
     ("firing one task, log off", "ours_sim_nolog", "part_schedule_random_nolog"),
     ("SimPy firing one callback (env.run share)", "simpy_sim", "part_simpy_schedule"),
+    ("cancel() alone, log on", "ours_cancel_log", "ours_schedule_log"),
+    ("cancel() alone, log off", "ours_cancel_nolog", "ours_schedule_nolog"),
 ]  # fmt: skip
 
 _PRELUDE = "import sys\nN = int(sys.argv[1])\ndef noop(*args, **kwargs):\n    return None\n"
