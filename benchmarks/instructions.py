@@ -8,8 +8,19 @@ operation. Ratios between peers measured this way track their time ratios on a
 quiet machine (checked against ``benchmarks/run.py``) and are exact enough to
 enforce "no workload slower by more than 5 %".
 
-    python benchmarks/instructions.py            # every workload, a table
+    python benchmarks/instructions.py            # every workload, a table, the target ratios
     python benchmarks/instructions.py --only schedule,sim --n 5000
+    python benchmarks/instructions.py --before /tmp/before   # every ours_* workload: now vs then
+
+``--before DIR`` runs every ``ours_*`` workload on this checkout and on the
+checkout in ``DIR`` (e.g. ``git worktree add /tmp/before c9564c5``) and prints
+the change, flagging anything that costs more than 5 % more instructions. A
+workload the older version cannot run (``schedule_many`` is new) is compared
+with its one-by-one equivalent there, and labelled so.
+
+A log's full chunks (65,536 rows) are compacted by a background thread; each
+workload waits for it at its end, so its instructions count whenever N is large
+enough to fill a chunk (not at the default N = 5,000: see ``--n``).
 
 Needs ``valgrind`` (Debian: ``apt-get install valgrind``) and the ``bench`` extra.
 """
@@ -23,6 +34,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -48,15 +60,73 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "s = Scheduler(VirtualClock(start=1e9))\n"
         "s.schedule_many([(noop, 1.5e9 + i) for i in range(N)])\n",
     ),
+    "ours_schedule_many_nolog": (
+        "ours: schedule_many() of N requests, log off",
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "s = Scheduler(VirtualClock(start=1e9), log=False)\n"
+        "s.schedule_many([(noop, 1.5e9 + i) for i in range(N)])\n",
+    ),
+    "ours_schedule_heap_log": (
+        "ours: schedule(), heap design, log on",
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "s = Scheduler(VirtualClock(start=1e9), queue='heap')\n"
+        "for i in range(N): s.schedule(noop, at=1.5e9 + i)\n",
+    ),
+    "ours_schedule_wheel_log": (
+        "ours: schedule(), wheel design, log on",
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "s = Scheduler(VirtualClock(start=1e9), queue='wheel')\n"
+        "for i in range(N): s.schedule(noop, at=1.5e9 + i)\n",
+    ),
     "ours_cancel_log": (
-        "ours: cancel() in random order, log on",
+        "ours: schedule() then cancel() in random order, log on (both counted)",
         "import random\n"
         "from tempsched_lab import Scheduler, VirtualClock\n"
         "s = Scheduler(VirtualClock(start=1e9))\n"
         "ids = [s.schedule(noop, at=1.5e9 + i) for i in range(N)]\n"
         "random.Random(2).shuffle(ids)\n"
-        "import sys; sys.setprofile(None)\n"
         "for tid in ids: s.cancel(tid)\n",
+    ),
+    "ours_cancel_nolog": (
+        "ours: schedule() then cancel() in random order, log off (both counted)",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "s = Scheduler(VirtualClock(start=1e9), log=False)\n"
+        "ids = [s.schedule(noop, at=1.5e9 + i) for i in range(N)]\n"
+        "random.Random(2).shuffle(ids)\n"
+        "for tid in ids: s.cancel(tid)\n",
+    ),
+    "ours_cancel_heap_log": (
+        "ours: schedule() then cancel() in random order, heap design, log on (both counted)",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "s = Scheduler(VirtualClock(start=1e9), queue='heap')\n"
+        "ids = [s.schedule(noop, at=1.5e9 + i) for i in range(N)]\n"
+        "random.Random(2).shuffle(ids)\n"
+        "for tid in ids: s.cancel(tid)\n",
+    ),
+    "ours_cancel_wheel_log": (
+        "ours: schedule() then cancel() in random order, wheel design, log on (both counted)",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "s = Scheduler(VirtualClock(start=1e9), queue='wheel')\n"
+        "ids = [s.schedule(noop, at=1.5e9 + i) for i in range(N)]\n"
+        "random.Random(2).shuffle(ids)\n"
+        "for tid in ids: s.cancel(tid)\n",
+    ),
+    "ours_burst_inline_log": (
+        "ours: N tasks at one instant, fired inline as one group by a VirtualClock, log on",
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "c = VirtualClock(); s = Scheduler(c, executor='inline')\n"
+        "for i in range(N): s.schedule(noop, at=1.0, args=(i,))\n"
+        "c.run_until_idle()\n",
+    ),
+    "ours_burst_inline_nolog": (
+        "ours: N tasks at one instant, fired inline as one group, log off",
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "c = VirtualClock(); s = Scheduler(c, executor='inline', log=False)\n"
+        "for i in range(N): s.schedule(noop, at=1.0, args=(i,))\n"
+        "c.run_until_idle()\n",
     ),
     "reference_schedule": (
         "temporal-scheduler: schedule_task()",
@@ -91,6 +161,15 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "s.schedule_many([(noop, t) for t in ts])\n"
         "c.run_until_idle()\n",
     ),
+    "ours_sim_many_nolog": (
+        "ours: virtual-time simulation, all scheduled with schedule_many(), log off",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "rng = random.Random(1); ts = [rng.uniform(0, 1000) for _ in range(N)]\n"
+        "c = VirtualClock(); s = Scheduler(c, log=False)\n"
+        "s.schedule_many([(noop, t) for t in ts])\n"
+        "c.run_until_idle()\n",
+    ),
     "ours_sim_nolog": (
         "ours: virtual-time simulation, log off",
         "import random\n"
@@ -110,14 +189,127 @@ WORKLOADS: dict[str, tuple[str, str]] = {
     ),
 }
 
+#: The parts of one operation (``--parts``), to say what costs what. They reach into the
+#: package's internals (``Task``, the queue design): a diagnosis, not an API.
+PARTS: dict[str, tuple[str, str]] = {
+    "part_loop_call": (
+        "a Python loop calling a function with one argument (the floor of any call)",
+        "for i in range(N): noop(1.5e9 + i)\n",
+    ),
+    "part_task_record": (
+        "Task(at, action, (), None, None): the request record",
+        "from tempsched_lab.task import Task\n"
+        "for i in range(N): Task(1.5e9 + i, noop, (), None, None)\n",
+    ),
+    "part_lock": (
+        "with lock: (a threading.Lock taken and released)",
+        "import threading\nlock = threading.Lock()\nfor i in range(N):\n    with lock: pass\n",
+    ),
+    "part_queue_insert": (
+        "Task() + SortedDictQueue.insert at distinct increasing times",
+        "from tempsched_lab.task import Task\n"
+        "from tempsched_lab.queues.sorteddict import SortedDictQueue\n"
+        "q = SortedDictQueue()\n"
+        "for i in range(N):\n"
+        "    t = Task(1.5e9 + i, noop, (), None, None); t.id = i; q.insert(t)\n",
+    ),
+    "part_clock_now": (
+        "VirtualClock.now()",
+        "from tempsched_lab import VirtualClock\nc = VirtualClock()\nfor i in range(N): c.now()\n",
+    ),
+    "part_schedule_random_log": (
+        "ours: schedule() at the simulation's random times, log on (no run)",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "rng = random.Random(1); ts = [rng.uniform(0, 1000) for _ in range(N)]\n"
+        "c = VirtualClock(); s = Scheduler(c)\n"
+        "for t in ts: s.schedule(noop, at=t)\n",
+    ),
+    "part_schedule_random_nolog": (
+        "ours: schedule() at the simulation's random times, log off (no run)",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "rng = random.Random(1); ts = [rng.uniform(0, 1000) for _ in range(N)]\n"
+        "c = VirtualClock(); s = Scheduler(c, log=False)\n"
+        "for t in ts: s.schedule(noop, at=t)\n",
+    ),
+    "part_simpy_schedule": (
+        "SimPy: env.timeout(t).callbacks.append(cb) only (no run)",
+        "import random, simpy\n"
+        "rng = random.Random(1); ts = [rng.uniform(0, 1000) for _ in range(N)]\n"
+        "env = simpy.Environment()\n"
+        "for t in ts: env.timeout(t).callbacks.append(noop)\n",
+    ),
+}
+
+#: Differences of two workloads that isolate one part (label, minuend, subtrahend).
+PART_DIFFS: list[tuple[str, str, str]] = [
+    ("the log's share of schedule()", "ours_schedule_log", "ours_schedule_nolog"),
+    ("schedule() beyond Task() + queue insert (log off)", "ours_schedule_nolog",
+     "part_queue_insert"),
+    ("queue insert alone", "part_queue_insert", "part_task_record"),
+    ("firing one task, log on (simulation - its scheduling)", "ours_sim_log",
+     "part_schedule_random_log"),
+    ("firing one task, log off", "ours_sim_nolog", "part_schedule_random_nolog"),
+    ("SimPy firing one callback (env.run share)", "simpy_sim", "part_simpy_schedule"),
+    ("cancel() alone, log on", "ours_cancel_log", "ours_schedule_log"),
+    ("cancel() alone, log off", "ours_cancel_nolog", "ours_schedule_nolog"),
+]  # fmt: skip
+
 _PRELUDE = "import sys\nN = int(sys.argv[1])\ndef noop(*args, **kwargs):\n    return None\n"
+# The log's compactor thread must finish inside the count (else what it did depends on timing).
+_EPILOGUE = (
+    "\nif 'tempsched_lab' in sys.modules:\n"
+    "    try:\n"
+    "        from tempsched_lab.compactor import wait_compacted\n"
+    "    except ImportError:\n"
+    "        pass\n"
+    "    else:\n"
+    "        wait_compacted()\n"
+)
+
+#: Targets on instruction ratios: (label, numerator, denominator, ok, threshold text).
+#: A speed ratio is peer / ours (> 1: ours executes fewer instructions).
+TARGETS: list[tuple[str, str, str, Callable[[float], bool], str]] = [
+    ("schedule, log on: reference / ours", "reference_schedule", "ours_schedule_log",
+     lambda r: r >= 1.0, ">= 1.00"),
+    ("bulk: sched.enterabs / schedule_many (log on)", "sched_enterabs",
+     "ours_schedule_many_log", lambda r: r >= 1.0, ">= 1.00"),
+    ("simulation, log on: SimPy / ours (schedule)", "simpy_sim", "ours_sim_log",
+     lambda r: r >= 1.0, ">= 1.00"),
+    ("simulation, log on: SimPy / ours (schedule_many)", "simpy_sim", "ours_sim_many_log",
+     lambda r: r >= 1.0, ">= 1.00"),
+    ("log overhead on schedule: log on / log off", "ours_schedule_log", "ours_schedule_nolog",
+     lambda r: r <= 1.15, "<= 1.15"),
+]  # fmt: skip
+
+#: Other ratios worth printing (no target).
+RATIOS: list[tuple[str, str, str]] = [
+    ("bulk: sched.enterabs / schedule_many (log off)", "sched_enterabs",
+     "ours_schedule_many_nolog"),
+    ("simulation, log off: SimPy / ours (schedule)", "simpy_sim", "ours_sim_nolog"),
+    ("simulation, log off: SimPy / ours (schedule_many)", "simpy_sim", "ours_sim_many_nolog"),
+    ("schedule_many / schedule (log on)", "ours_schedule_many_log", "ours_schedule_log"),
+]  # fmt: skip
+
+#: What an older version runs instead of a workload it lacks (the same job, one call at a time).
+ONE_BY_ONE = {
+    "ours_schedule_many_log": "ours_schedule_log",
+    "ours_schedule_many_nolog": "ours_schedule_nolog",
+    "ours_sim_many_log": "ours_sim_log",
+    "ours_sim_many_nolog": "ours_sim_nolog",
+}
+
+#: More instructions than before by more than this is flagged (issue 15: "no workload slower
+#: by more than 5 %").
+SLOWER = 1.05
 
 
 def count(code: str, n: int, path: str | None = None) -> int:
     """Instructions (callgrind's Ir) of a fresh interpreter running ``code`` with N=n."""
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "workload.py"
-        script.write_text(_PRELUDE + code)
+        script.write_text(_PRELUDE + code + _EPILOGUE)
         out = Path(tmp) / "callgrind.out"
         proc = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
@@ -142,39 +334,133 @@ def per_op(code: str, n: int, path: str | None = None) -> float:
     return (count(code, n, path) - count(code, 0, path)) / n
 
 
+def measure(names: list[str], n: int, path: str | None = None) -> dict[str, float]:
+    """Instructions per operation of each named workload (failures reported on stderr)."""
+    results: dict[str, float] = {}
+    for name in names:
+        description, code = WORKLOADS[name]
+        try:
+            results[name] = per_op(code, n, path)
+        except RuntimeError as exc:
+            print(f"{name}: {exc}", file=sys.stderr)
+            continue
+        print(f"{name:26s} {results[name]:>10,.0f} instructions/op  ({description})", flush=True)
+    return results
+
+
+def print_ratios(results: dict[str, float]) -> list[dict[str, object]]:
+    """The target ratios with PASS / MISS, then the other ratios; returns the targets."""
+    out: list[dict[str, object]] = []
+    print(f"\n{'ratio (instructions)':50s} {'value':>7s}  {'target':8s} verdict")
+    for label, a, b, ok, shown in TARGETS:
+        if a in results and b in results:
+            value = results[a] / results[b]
+            verdict = "PASS" if ok(value) else "MISS"
+            print(f"{label:50s} {value:7.2f}  {shown:8s} {verdict}")
+            out.append({"ratio": label, "value": value, "threshold": shown, "verdict": verdict})
+    for label, a, b in RATIOS:
+        if a in results and b in results:
+            print(f"{label:50s} {results[a] / results[b]:7.2f}")
+    return out
+
+
+def before_after(
+    names: list[str],
+    n: int,
+    before: str,
+    now: dict[str, float] | None = None,
+    then: dict[str, float] | None = None,
+) -> dict[str, dict[str, object]]:
+    """Every ``ours_*`` workload in ``names`` on this checkout and on ``before``; the changes.
+
+    ``now`` / ``then``: counts already measured (same ``n``) on this checkout / on
+    ``before`` (a workload that failed there is simply absent); not measured again.
+    """
+    ours = [name for name in names if name.startswith("ours_")]
+    now = dict(now or {})
+    todo = [name for name in ours if name not in now]
+    print(f"-- this checkout ({ROOT}){': measuring ' + str(todo) if todo else ''}")
+    now.update(measure(todo, n))
+    if then is None:
+        print(f"-- before ({before})")
+        then = measure(ours, n, before)
+    then = dict(then)
+    missing = [name for name in ours if name not in then and name in ONE_BY_ONE]
+    extra = sorted({ONE_BY_ONE[name] for name in missing} - set(then))
+    if extra:
+        print(f"-- before, the one-by-one equivalents of {missing}")
+        then.update(measure(extra, n, before))
+    missing = [name for name in missing if ONE_BY_ONE[name] in then]
+    table: dict[str, dict[str, object]] = {}
+    print(f"\n{'workload':26s} {'now':>10s} {'before':>10s} {'change':>8s}")
+    for name in ours:
+        if name not in now:
+            continue
+        base, note = then.get(name), ""
+        if base is None and name in missing:
+            base, note = then[ONE_BY_ONE[name]], f"before: {ONE_BY_ONE[name]} (no bulk API)"
+        if base is None:
+            print(f"{name:26s} {now[name]:>10,.0f} {'n/a':>10s}")
+            table[name] = {"now": now[name], "before": None}
+            continue
+        change = now[name] / base - 1.0
+        flag = "SLOWER > 5 %" if now[name] > SLOWER * base else ""
+        text = f"{name:26s} {now[name]:>10,.0f} {base:>10,.0f} {change:>+8.1%}  {flag} {note}"
+        print(text.rstrip())
+        table[name] = {"now": now[name], "before": base, "change": change, "note": note,
+                       "slower": bool(flag)}  # fmt: skip
+    return table
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", help="comma-separated workload names (substrings)")
     parser.add_argument("--n", type=int, default=5000, help="operations per workload")
     parser.add_argument("--json", help="write the results to this file")
     parser.add_argument("--path", help="import tempsched_lab from this checkout instead")
+    parser.add_argument(
+        "--before", help="compare every ours_* workload with the checkout in this directory"
+    )
+    parser.add_argument(
+        "--parts", action="store_true", help="also count the parts of an operation (PARTS)"
+    )
+    parser.add_argument(
+        "--now-json", help="with --before: reuse this checkout's counts from a --json file"
+    )
+    parser.add_argument(
+        "--before-json", help="with --before: reuse the older checkout's counts (--path --json)"
+    )
     args = parser.parse_args(argv)
+    if args.parts:
+        WORKLOADS.update(PARTS)
     names = list(WORKLOADS)
     if args.only:
         keep = [k.strip() for k in args.only.split(",")]
         names = [name for name in names if any(k in name for k in keep)]
-    results: dict[str, float] = {}
-    for name in names:
-        description, code = WORKLOADS[name]
-        try:
-            results[name] = per_op(code, args.n, args.path)
-        except RuntimeError as exc:
-            print(f"{name}: {exc}", file=sys.stderr)
-            continue
-        print(f"{name:26s} {results[name]:>10,.0f} instructions/op  ({description})", flush=True)
-    ratios = [
-        ("schedule: reference / ours (log on)", "reference_schedule", "ours_schedule_log"),
-        ("log overhead on schedule (on / off)", "ours_schedule_log", "ours_schedule_nolog"),
-        ("bulk: sched.enterabs / schedule_many", "sched_enterabs", "ours_schedule_many_log"),
-        ("simulation: SimPy / ours (log on)", "simpy_sim", "ours_sim_log"),
-        ("simulation: SimPy / ours (bulk, log on)", "simpy_sim", "ours_sim_many_log"),
-        ("simulation: SimPy / ours (log off)", "simpy_sim", "ours_sim_nolog"),
-    ]
-    for label, a, b in ratios:
-        if a in results and b in results:
-            print(f"{label:40s} {results[a] / results[b]:.2f}")
+    if args.before:
+        known: list[dict[str, float] | None] = []
+        for option, path in (("--now-json", args.now_json), ("--before-json", args.before_json)):
+            if not path:
+                known.append(None)
+                continue
+            saved = json.loads(Path(path).read_text())
+            if saved.get("n") != args.n:
+                parser.error(f"{option} {path}: counted with n={saved.get('n')}, not {args.n}")
+            known.append(saved["per_op"])
+        table = before_after(names, args.n, args.before, *known)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"n": args.n, "before_after": table}, indent=2))
+        return 0
+    results = measure(names, args.n, args.path)
+    targets = print_ratios(results)
+    if args.parts:
+        print()
+        for label, a, b in PART_DIFFS:
+            if a in results and b in results:
+                print(f"{label:55s} {results[a] - results[b]:>10,.0f} instructions/op")
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
+        payload = {"n": args.n, "per_op": results, "targets": targets}
+        Path(args.json).write_text(json.dumps(payload, indent=2))
     return 0
 
 

@@ -10,12 +10,17 @@ peer                   clock                           notes
 =====================  ==============================  ==========================
 baseline Event.wait    ``time.monotonic``              a bare thread, no scheduler
 ours (tempsched_lab)   ``Scheduler.clock.now``         one adapter per variant
+ours schedule_many     (nothing fires)                 the bulk API, one call per batch
 temporal-scheduler     ``time.time``                   non-daemon thread: shut down
 sched                  ``time.monotonic``              run thread started after
 threading.Timer        ``time.monotonic``              one OS thread per task
 asyncio call_at        ``loop.time`` (monotonic)       scheduled inside the loop
 APScheduler 3          ``time.time`` (``datetime``)    date / interval triggers
 =====================  ==============================  ==========================
+
+Virtual-time simulations (:class:`SimPeer`: schedule everything, then run to the
+end) have their own small adapters: ours on a ``VirtualClock`` (one by one or with
+``schedule_many``) and SimPy.
 
 Throughput workloads call :meth:`Peer.schedule_batch` and :meth:`Peer.cancel_batch`,
 each a tight loop over the scheduler's own call, so the adapter adds one Python
@@ -40,13 +45,19 @@ __all__ = [
     "APSchedulerPeer",
     "AsyncioPeer",
     "BaselinePeer",
+    "OursBulkPeer",
     "OursPeer",
+    "OursSimPeer",
     "Peer",
     "ReferencePeer",
     "SchedPeer",
+    "SimPeer",
+    "SimPyPeer",
     "TimerPeer",
     "all_peers",
+    "bulk_peers",
     "ours_variants",
+    "sim_peers",
 ]
 
 Task = Callable[..., Any]
@@ -253,10 +264,118 @@ class OursPeer(Peer):
             cancel(task_id)
 
     def start_periodic(self, fn: Task, first: float, period: float) -> Any:
-        return self.scheduler.schedule(fn, at=first, period=period)
+        try:
+            return self.scheduler.schedule(fn, at=first, period=period)
+        except ValueError as exc:  # e.g. a period shorter than the wheel's tick: refused
+            raise Unsupported(f"refused: {exc}") from exc
 
     def stop_periodic(self, handle: Any) -> None:
         self.scheduler.cancel(handle)
+
+
+class OursBulkPeer(OursPeer):
+    """Ours scheduling a whole batch with one ``Scheduler.schedule_many`` call.
+
+    The request list (``[(fn, t), ...]``) is built inside the timed call: it is
+    part of what a caller pays. Nothing fires (the throughput workloads).
+    """
+
+    def __init__(self, queue: str = "sorteddict", log: bool = True) -> None:
+        super().__init__(queue, "pool", log)
+        self.key = f"ours {queue}/schedule_many/{'log' if log else 'nolog'}"
+
+    def available(self) -> str | None:
+        from tempsched_lab import Scheduler
+
+        if not hasattr(Scheduler, "schedule_many"):
+            return "this version of tempsched_lab has no Scheduler.schedule_many"
+        return super().available()
+
+    def schedule_batch(self, fn: Task, times: Sequence[float], args: ArgsList = None) -> list[Any]:
+        if args is None:
+            return self.scheduler.schedule_many([(fn, t) for t in times])  # type: ignore[no-any-return]
+        return self.scheduler.schedule_many(  # type: ignore[no-any-return]
+            [(fn, t, a) for t, a in zip(times, args, strict=True)]
+        )
+
+
+# -- virtual-time simulation -----------------------------------------------------------------------
+
+
+class SimPeer(Peer):
+    """A discrete-event simulation: schedule one-shot callbacks at virtual times, run to the end.
+
+    :meth:`simulate` returns the wall time of the two phases; ``cb`` is called
+    once per time (ours: ``cb()``, SimPy: ``cb(event)``).
+    """
+
+    def simulate(self, times: Sequence[float], cb: Task) -> tuple[float, float]:
+        """``(schedule_s, run_s)``: seconds to schedule every callback, then to run them all."""
+        raise NotImplementedError
+
+
+class OursSimPeer(SimPeer):
+    """Ours on a ``VirtualClock`` with the inline executor: ``schedule`` (or
+    ``schedule_many``) every callback, then ``clock.run_until_idle()``."""
+
+    kind = "ours"
+
+    def __init__(self, bulk: bool = False, log: bool = True, queue: str = "sorteddict") -> None:
+        self.bulk, self.log, self.queue = bulk, log, queue
+        how = "schedule_many" if bulk else "schedule"
+        self.key = f"ours {queue}/{how}/{'log' if log else 'nolog'}"
+
+    def available(self) -> str | None:
+        from tempsched_lab import Scheduler
+
+        if self.bulk and not hasattr(Scheduler, "schedule_many"):
+            return "this version of tempsched_lab has no Scheduler.schedule_many"
+        return None
+
+    def simulate(self, times: Sequence[float], cb: Task) -> tuple[float, float]:
+        from tempsched_lab import Scheduler, VirtualClock
+
+        clock = VirtualClock()
+        sched = Scheduler(clock, executor="inline", queue=self.queue, log=self.log)
+        try:
+            t0 = time.perf_counter()
+            if self.bulk:
+                sched.schedule_many([(cb, t) for t in times])
+            else:
+                schedule = sched.schedule
+                for t in times:
+                    schedule(cb, at=t)
+            t1 = time.perf_counter()
+            clock.run_until_idle(max_steps=len(times) + 1)
+            t2 = time.perf_counter()
+        finally:
+            sched.shutdown(wait=False)
+        return t1 - t0, t2 - t1
+
+
+class SimPyPeer(SimPeer):
+    """SimPy: ``env.timeout(t).callbacks.append(cb)`` for every time, then ``env.run()``."""
+
+    key = "SimPy"
+
+    def available(self) -> str | None:
+        try:
+            import simpy  # noqa: F401
+        except ImportError as exc:
+            return f"{exc} (pip install -e '.[bench]')"
+        return None
+
+    def simulate(self, times: Sequence[float], cb: Task) -> tuple[float, float]:
+        import simpy
+
+        env = simpy.Environment()
+        t0 = time.perf_counter()
+        timeout = env.timeout
+        for t in times:
+            timeout(t).callbacks.append(cb)
+        t1 = time.perf_counter()
+        env.run()
+        return t1 - t0, time.perf_counter() - t1
 
 
 # -- the reference ---------------------------------------------------------------------------------
@@ -568,6 +687,25 @@ def ours_variants(workload_kind: str, quick: bool = False) -> list[OursPeer]:
         OursPeer("wheel", "pool", True),
     ]
     return [v for v in variants if v.log] if quick else variants
+
+
+def bulk_peers() -> list[Peer]:
+    """Bulk scheduling: stdlib ``sched.enterabs`` in a loop against ``schedule_many``."""
+    return [
+        SchedPeer(),
+        *(OursBulkPeer(q, log) for q in ("sorteddict", "heap", "wheel") for log in (True, False)),
+    ]
+
+
+def sim_peers() -> list[Peer]:
+    """Virtual-time simulation: SimPy against ours (one by one, bulk; log on and off)."""
+    return [
+        SimPyPeer(),
+        OursSimPeer(bulk=False, log=True),
+        OursSimPeer(bulk=True, log=True),
+        OursSimPeer(bulk=False, log=False),
+        OursSimPeer(bulk=True, log=False),
+    ]
 
 
 def all_peers() -> list[Peer]:

@@ -3,11 +3,15 @@
 Usage::
 
     python benchmarks/profile_ours.py [--n 10000] [--top 12] [--queue sorteddict]
+                                      [--memory-n 100000]
 
-Sections: scheduling ``n`` tasks (log on, log off), cancelling them, a burst of
-``n // 10`` tasks dispatched through a ``VirtualClock`` with the inline
-executor (the worker's per-task path without threads, so cProfile sees it),
-and ``tracemalloc`` by source line for ``n`` pending tasks (log off).
+Sections: scheduling ``n`` tasks (log on, log off), cancelling them,
+``schedule_many`` of ``n`` (log on), a burst of ``n // 10`` tasks dispatched
+through a ``VirtualClock`` with the inline executor (the worker's per-task path
+without threads, so cProfile sees it), the virtual-time simulation of issue 16
+(``n`` one-shot tasks at random times, log on: scheduling, then the run), and
+``tracemalloc`` by source line for ``n`` pending tasks (log off, then log on,
+after the log's compactor finished).
 Profiling inflates every call; read the shares, not the absolute times.
 """
 
@@ -54,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--queue", default="sorteddict")
+    parser.add_argument(
+        "--memory-n", type=int, default=100_000, help="pending tasks for the memory section"
+    )
     args = parser.parse_args(argv)
     from tempsched_lab import Scheduler, VirtualClock
 
@@ -76,6 +83,25 @@ def main(argv: list[str] | None = None) -> int:
         _profile(f"cancel {n:,} ({q}, log={log})", cancel_all, args.top)
         s.shutdown()
 
+    s = Scheduler(queue=q)
+    base = s.clock.now() + 3600
+    requests = [(noop, base + i * 1e-3) for i in range(n)]
+    _profile(f"schedule_many of {n:,} ({q}, log on)", lambda: s.schedule_many(requests), args.top)
+    s.shutdown()
+
+    rng = random.Random(1)
+    sim_times = [rng.uniform(0.0, 1000.0) for _ in range(n)]
+    clock = VirtualClock()
+    s = Scheduler(clock, executor="inline", queue=q)
+
+    def schedule_sim(s: Any = s) -> None:
+        for t in sim_times:
+            s.schedule(noop, at=t)
+
+    _profile(f"simulation: schedule {n:,} at random times ({q}, log on)", schedule_sim, args.top)
+    _profile(f"simulation: run them to the end ({q}, log on)", clock.run_until_idle, args.top)
+    s.shutdown()
+
     clock = VirtualClock()
     s = Scheduler(clock, executor="inline", queue=q)
     k = max(1, n // 10)
@@ -85,7 +111,24 @@ def main(argv: list[str] | None = None) -> int:
     _profile(title, clock.run_until_idle, args.top)
     s.shutdown()
 
-    s = Scheduler(queue=q, log=False)
+    import numpy  # noqa: F401  (imported before tracing: its memory is not a task's)
+
+    for log in (False, True):
+        _memory_by_line(args.memory_n, q, log, args.top)
+    return 0
+
+
+def _memory_by_line(n: int, q: str, log: bool, top: int) -> None:
+    """``tracemalloc`` growth by source line while ``n`` tasks are scheduled."""
+    from tempsched_lab import Scheduler
+
+    try:
+        from tempsched_lab.compactor import wait_compacted
+    except ImportError:  # older versions: rows stay tuples
+        wait_compacted = None  # type: ignore[assignment]
+    if wait_compacted is not None:
+        wait_compacted()  # the earlier sections' logs: their compaction is not this section's
+    s = Scheduler(queue=q, log=log)
     base = s.clock.now() + 3600
     times = [base + i * 1e-3 for i in range(n)]
     gc.collect()
@@ -93,19 +136,21 @@ def main(argv: list[str] | None = None) -> int:
     before = tracemalloc.take_snapshot()
     for t in times:
         s.schedule(noop, at=t)
+    if wait_compacted is not None:
+        wait_compacted()
     gc.collect()
     after = tracemalloc.take_snapshot()
     tracemalloc.stop()
     stats = after.compare_to(before, "lineno")
     total = sum(st.size_diff for st in stats)
-    print(f"## memory for {n:,} pending tasks ({q}, log off): {total / n:.0f} B/task\n")
-    for st in stats[: args.top]:
+    print(f"## memory for {n:,} pending tasks ({q}, log={log}): {total / n:.0f} B/task\n")
+    for st in stats[:top]:
         frame = st.traceback[0]
         where = Path(frame.filename)
         name = where.relative_to(ROOT) if where.is_relative_to(ROOT) else where.name
         print(f"{st.size_diff / n:8.1f} B/task  {name}:{frame.lineno}")
+    print()
     s.shutdown()
-    return 0
 
 
 if __name__ == "__main__":

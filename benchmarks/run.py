@@ -7,10 +7,15 @@ Usage::
     python benchmarks/run.py --from-json results.json [--markdown report.md]
 
 Workloads (``--only`` names): ``schedule`` (schedule + cancel throughput;
-``cancel`` is an alias), ``lateness``, ``burst``, ``periodic``, ``memory``,
-``log``. Every workload runs ``--reps`` times (full: 5, ``--quick``: 3; memory
-and the log workload at most 3), peers in a rotating order; tables show
-medians, and ratios between two peers are medians of per-repetition ratios.
+``cancel`` is an alias), ``bulk`` (``schedule_many`` vs ``sched.enterabs``),
+``sim`` (virtual-time simulation vs SimPy), ``lateness``, ``burst``,
+``periodic``, ``memory``, ``log``. Every workload runs ``--reps`` times (full:
+5, ``--quick``: 3; memory and the log workload at most 3), peers in a rotating
+order; tables show medians, and ratios between two peers are medians of
+per-repetition ratios.
+
+``--ours-from DIR`` imports ``tempsched_lab`` from another checkout (e.g. an
+older commit in a ``git worktree``) to compare versions: see ``before_after.py``.
 
 This is a report, not a test: nothing here asserts a timing. The machine is
 shared and noisy; compare peers only within one run.
@@ -45,12 +50,20 @@ import report  # noqa: E402
 import workloads as wl  # noqa: E402
 from peers import Peer, Unsupported  # noqa: E402
 
-WORKLOADS = ("schedule", "lateness", "burst", "periodic", "memory", "log")
-ALIASES = {"cancel": "schedule", "throughput": "schedule", "frame": "log", "to_frame": "log"}
+WORKLOADS = ("schedule", "bulk", "sim", "lateness", "burst", "periodic", "memory", "log")
+ALIASES = {
+    "cancel": "schedule",
+    "throughput": "schedule",
+    "frame": "log",
+    "to_frame": "log",
+    "simulation": "sim",
+    "schedule_many": "bulk",
+}
 PACKAGES = (
     "tempsched-lab",
     "temporal-scheduler",
     "APScheduler",
+    "simpy",
     "sortedcontainers",
     "pandas",
     "numpy",
@@ -65,6 +78,8 @@ class Config:
     mode: str = "full"
     reps: int = 5
     sizes: list[int] = field(default_factory=lambda: [10_000, 100_000])
+    bulk_sizes: list[int] = field(default_factory=lambda: [10_000, 100_000])
+    sim_sizes: list[int] = field(default_factory=lambda: [20_000, 100_000])
     cancel_budget_s: float = 6.0
     timer_cap: int = 10_000
     lateness_n: int = 500
@@ -88,13 +103,15 @@ class Config:
             mode="quick",
             reps=3,
             sizes=[10_000],
+            bulk_sizes=[10_000],
+            sim_sizes=[20_000],
             cancel_budget_s=0.3,
             timer_cap=500,
             lateness_n=100,
-            lateness_spread_s=0.2,
+            lateness_spread_s=0.15,
             lead_s=0.05,
             burst_sizes=[1_000],
-            periodic_s=0.15,
+            periodic_s=0.1,
             memory_n=10_000,
             memory_reps=1,
             aps_memory_cap=2_000,
@@ -202,6 +219,18 @@ class Runner:
         ]
         self.run_cases("schedule", cases, self._peers("throughput"), cfg.reps)
 
+    def bulk(self) -> None:
+        """Bulk scheduling: ``schedule_many`` against ``sched.enterabs`` in a loop."""
+        cfg = self.cfg
+        cases = [(f"n={n}", _bind(wl.bulk, n=n)) for n in cfg.bulk_sizes]
+        self.run_cases("bulk", cases, peers_mod.bulk_peers(), cfg.reps)
+
+    def sim(self) -> None:
+        """Virtual-time simulation: schedule every one-shot callback, then run to the end."""
+        cfg = self.cfg
+        cases = [(f"n={n}", _bind(wl.simulation, n=n, seed=cfg.seed)) for n in cfg.sim_sizes]
+        self.run_cases("sim", cases, peers_mod.sim_peers(), cfg.reps)
+
     def lateness(self) -> None:
         """3: lateness of tasks spread over a few seconds."""
         cfg = self.cfg
@@ -234,10 +263,11 @@ class Runner:
         """6: bytes per pending task."""
         cfg = self.cfg
         line_up: list[Peer] = [
-            peers_mod.OursPeer("sorteddict", "pool", False),
-            peers_mod.OursPeer("heap", "pool", False),
-            peers_mod.OursPeer("wheel", "pool", False),
-            peers_mod.OursPeer("sorteddict", "pool", True),
+            *(
+                peers_mod.OursPeer(q, "pool", log)
+                for log in (True, False)
+                for q in ("sorteddict", "heap", "wheel")
+            ),
             peers_mod.ReferencePeer(),
             peers_mod.SchedPeer(),
             peers_mod.AsyncioPeer(),
@@ -249,6 +279,8 @@ class Runner:
                 p.max_pending = cfg.aps_memory_cap
         fn = _bind(wl.memory, n=cfg.memory_n)
         reps = min(cfg.reps, cfg.memory_reps)
+        self.log("memory: warming up numpy, pandas and the log's compaction (not measured)")
+        wl.warm_up_log()
         self.run_cases("memory", [(f"n={cfg.memory_n}", fn)], line_up, reps)
 
     def log_workload(self) -> None:
@@ -318,10 +350,10 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def _git(*args: str) -> str:
+def _git(*args: str, cwd: Path = HERE.parent) -> str:
     try:
         out = subprocess.run(
-            ["git", *args], cwd=HERE.parent, capture_output=True, text=True, timeout=10, check=False
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
         )
     except (OSError, subprocess.SubprocessError):
         return ""
@@ -340,7 +372,10 @@ def _cpu_model() -> str:
 
 def machine_meta(cfg: Config) -> dict[str, Any]:
     """Date, versions, machine and the git state of the library under test."""
-    dirty = _git("status", "--porcelain", "--", "tempsched_lab")
+    import tempsched_lab
+
+    library = Path(tempsched_lab.__file__).resolve().parent.parent
+    dirty = _git("status", "--porcelain", "--", "tempsched_lab", cwd=library)
     return {
         "date": datetime.now().astimezone().isoformat(timespec="seconds"),
         "mode": cfg.mode,
@@ -352,7 +387,9 @@ def machine_meta(cfg: Config) -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "loadavg_start": list(os.getloadavg()),
         "packages": {p: _version(p) for p in PACKAGES},
-        "git_commit": _git("rev-parse", "--short", "HEAD"),
+        "git_commit": _git("rev-parse", "--short", "HEAD", cwd=library),
+        "library_path": str(library),
+        "benchmarks_commit": _git("rev-parse", "--short", "HEAD"),
         "library_uncommitted_changes": dirty.splitlines(),
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
     }
@@ -381,7 +418,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--from-json", type=Path, help="run nothing: print the tables of a saved --json file"
     )
+    parser.add_argument(
+        "--ours-from",
+        type=Path,
+        help="import tempsched_lab from this checkout (e.g. a worktree of an older commit)",
+    )
     return parser.parse_args(argv)
+
+
+def use_library_from(checkout: Path) -> None:
+    """Import ``tempsched_lab`` from ``checkout`` (before anything imported it)."""
+    checkout = checkout.resolve()
+    if not (checkout / "tempsched_lab" / "__init__.py").is_file():
+        raise SystemExit(f"--ours-from {checkout}: no tempsched_lab/__init__.py there")
+    if "tempsched_lab" in sys.modules:
+        raise SystemExit("--ours-from: tempsched_lab was imported already")
+    sys.path.insert(0, str(checkout))
+    import tempsched_lab
+
+    found = Path(tempsched_lab.__file__).resolve()
+    if checkout not in found.parents:
+        raise SystemExit(f"--ours-from {checkout}: imported {found} instead")
 
 
 def rerender(path: Path, markdown: Path | None) -> int:
@@ -401,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.from_json:
         return rerender(args.from_json, args.markdown)
+    if args.ours_from:
+        use_library_from(args.ours_from)
     cfg = Config.quick() if args.quick else Config()
     if args.reps:
         cfg.reps = max(1, args.reps)
@@ -419,6 +478,8 @@ def main(argv: list[str] | None = None) -> int:
     runner = Runner(cfg, peer_filter)
     steps: dict[str, Callable[[], None]] = {
         "schedule": runner.schedule,
+        "bulk": runner.bulk,
+        "sim": runner.sim,
         "lateness": runner.lateness,
         "burst": runner.burst,
         "periodic": runner.periodic,
