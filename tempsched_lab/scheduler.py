@@ -90,6 +90,12 @@ _PAST, _EMPTY, _EARLIER = Case.PAST, Case.EMPTY, Case.EARLIER_THAN_HEAD
 _HORIZON = check.MAX_HORIZON
 _USER, _PERIODIC = Origin.USER.code, Origin.PERIODIC.code
 _ORIGIN_NAMES = tuple(o.value for o in Origin)
+# cancel() reads these as module globals: a member of an Enum class and its ``.value``
+# (a property) cost ~500 instructions per cancel together (benchmarks/instructions.py)
+_CANCELLED = TaskState.CANCELLED
+_R_CANCELLED, _R_RUNNING = CancelResult.CANCELLED, CancelResult.RUNNING
+_R_ALREADY_DONE, _R_NOT_FOUND = CancelResult.ALREADY_DONE, CancelResult.NOT_FOUND
+_RESULT_TEXT = {result: result.value for result in CancelResult}
 _ORIGIN_CODES: dict[str, int] = {o: o.code for o in Origin}
 #: how many failed runs' exceptions :meth:`Scheduler.exception` keeps (beyond live tasks')
 KEEP_EXCEPTIONS = 100
@@ -750,29 +756,32 @@ class Scheduler:
         (<CancelResult.CANCELLED: 'cancelled'>, <CancelResult.ALREADY_DONE: 'already_done'>, \
 <CancelResult.NOT_FOUND: 'not_found'>)
         """
-        task_id = task_id_of(task_id)
+        if type(task_id) is not int:  # the check inline for a plain int saves a call
+            task_id = task_id_of(task_id)
         with self._lock:
             queue = self.queue
-            head_before = queue.head_time()
+            rec = self._rec
+            head_before = queue.head_time() if rec is not None else None
             task = queue.remove(task_id)  # O(1) look-up by ID, O(log n) removal
             where = None
             if task is not None:
-                self._states[task_id] = TaskState.CANCELLED
-                result = CancelResult.CANCELLED
+                self._states[task_id] = _CANCELLED
+                result = _R_CANCELLED
                 where = "head" if task.due == head_before else "queue"
-                self._settle_if_idle()
+                if not queue.index and not self._running:
+                    self._settle_if_idle()
             else:
                 task = self._running.get(task_id)
                 if task is not None and not task.stop_requested:
                     task.stop_requested = True
-                    result, where = CancelResult.RUNNING, "running"
+                    result, where = _R_RUNNING, "running"
                 elif 0 <= task_id < len(self._states):
-                    task, result = None, CancelResult.ALREADY_DONE
+                    task, result = None, _R_ALREADY_DONE
                 else:
-                    task, result = None, CancelResult.NOT_FOUND
-            if self._rec is not None:
-                self._rec.cancelled(
-                    self.clock.now(), task_id, result.value, where, task, head_before
+                    task, result = None, _R_NOT_FOUND
+            if rec is not None:
+                rec.cancelled(
+                    self.clock.now(), task_id, _RESULT_TEXT[result], where, task, head_before
                 )
             return result
 
