@@ -500,3 +500,33 @@ def test_following_again_jumps_to_the_newest_row_without_new_rows():
     dash.refresher.tick()
     assert dash.history.shown_row == newest and s.log.next_seq - 1 == newest
     dash.close()
+
+
+def test_quiet_rounds_draw_every_case_of_the_tree_ahead_of_a_click():
+    from tempsched_lab.widgets import DecisionTreePanel
+
+    s = Scheduler(VirtualClock(), executor="inline")
+    tree = DecisionTreePanel(s)
+    fake = [0.0]
+    r = Refresher([tree], scheduler=s, max_rate=10, clock=lambda: fake[0])
+
+    def tick() -> int:
+        fake[0] += 0.1
+        return r.tick()
+
+    assert tick() == 2  # the first round draws the picture and caption, nothing ahead
+    assert tree.drawn_cases == {None}
+    s.schedule(print, at=1.0)
+    r.poke()  # a click: its round draws what changed and no idle work
+    assert tick() == 2 and tree.drawn_cases == {None, Case.EMPTY}
+    for _ in range(12):  # quiet rounds: one case ahead of time each, none counted as updates
+        assert tick() == 0
+    assert tree.drawn_cases == {None, *Case}
+    assert r.errors == 0
+    s.schedule(print, at=1.0)  # case 5, never decided before: only its counts are redrawn
+    assert tick() == 2
+    warmed = tree.renderer_for(Case.DUPLICATE_OF_HEAD)
+    assert warmed is not None
+    assert warmed.renders == 2 and warmed.text_redraws == 1
+    r.close()
+    tree.close()

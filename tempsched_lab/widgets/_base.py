@@ -203,10 +203,12 @@ class Part:
     cheap and changes whenever the display's *content* would (a refresher
     renders the part in the same round); ``drift(scene)``, optional, changes
     when only the clock moved the display (countdowns, a sliding window), and
-    such a change waits at least ``interval`` seconds.
+    such a change waits at least ``interval`` seconds. An ``idle`` part is
+    work done ahead of time (it changes no widget): the refresher renders it
+    only in rounds with nothing else to draw and no click waiting, one per round.
     """
 
-    __slots__ = ("drift", "interval", "key", "name", "render")
+    __slots__ = ("drift", "idle", "interval", "key", "name", "render")
 
     def __init__(
         self,
@@ -216,12 +218,14 @@ class Part:
         *,
         drift: Callable[[Scene], Hashable] | None = None,
         interval: float = 0.0,
+        idle: bool = False,
     ) -> None:
         self.name = name
         self.render = render
         self.key = key
         self.drift = drift
         self.interval = float(interval)
+        self.idle = idle
 
     def __repr__(self) -> str:
         return f"Part({self.name!r}, interval={self.interval})"

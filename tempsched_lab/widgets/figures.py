@@ -444,6 +444,38 @@ class DecisionTreePanel(Panel):
         )
         self.show_png(self.image, png)
 
+    def warm_picture(self, scene: Scene) -> None:
+        """Draw the tree of one case not drawn yet, ahead of time (in the refresher's quiet rounds).
+
+        A first decision of that case then redraws only its counts (~55 ms of CPU
+        instead of ~190 ms), so a click's effect reaches the page as fast whatever
+        case it lands in. Eight cases, eight figures: about 2.9 MB of pixels each.
+        """
+        if self.image is None:
+            return
+        _, counts = scene.decisions()
+        for case in map(int, Case):
+            if case not in self._figs:
+                renderer = self._figs[case] = self._renderer(self._figsize)
+
+                def draw(ax: Axes, case: int = case) -> None:
+                    plot_decision_tree(case, counts=counts, ax=ax, explain=False)
+
+                renderer.render(draw, reuse=("tree", case), texts=_tree_texts)
+                return
+
+    @property
+    def drawn_cases(self) -> frozenset[int | None]:
+        """Cases whose tree is drawn, ahead of time or for a decision (``None``: no decision)."""
+        return frozenset(self._figs)
+
+    def renderer_for(self, case: int | None) -> FigureRenderer | None:
+        """The reused figure of ``case``'s tree (its render counts), if drawn yet."""
+        return self._figs.get(case)
+
+    def _warm_key(self, _scene: Scene) -> Hashable:
+        return len(self._figs)
+
     def render_caption(self, scene: Scene) -> None:
         """Explain the newest decision before ``scene``'s moment in words, with the counts."""
         self.last, self.counts = scene.decisions()
@@ -461,6 +493,7 @@ class DecisionTreePanel(Panel):
         parts = [Part("tree.caption", self.render_caption, self._caption_key)]
         if self.image is not None:
             parts.insert(0, Part("tree.picture", self.render_picture, self._picture_key))
+            parts.append(Part("tree.warm", self.warm_picture, self._warm_key, idle=True))
         return parts
 
 

@@ -166,8 +166,9 @@ class Refresher:
         self.dropped = 0
         self.errors = 0
         self.last_error: BaseException | None = None
-        #: CPU seconds of the last round that did work
+        #: CPU seconds of the last round that did work, and of the last idle part drawn
         self.last_cost = 0.0
+        self.idle_cost = 0.0
         #: why the thread ended: "closed", "stop_after", "page gone" (None while running)
         self.ended: str | None = None
         if self.scheduler is not None:
@@ -224,6 +225,8 @@ class Refresher:
                         self.dropped += 1
                         return 0
                     self._render_panel(panel, scene, now, force or urgent, force, rendered)
+                if not rendered and not (force or urgent or self._urgent):
+                    self._render_idle(scene)
             stage.apply()
             for slot, key, drift in rendered:
                 slot.key, slot.drift, slot.last = key, drift, now
@@ -259,7 +262,7 @@ class Refresher:
             if panel.closed:
                 return
             for slot in self._slots:
-                if slot.panel is not panel:
+                if slot.panel is not panel or slot.part.idle:
                     continue
                 part = slot.part
                 cpu = time.thread_time()
@@ -278,6 +281,31 @@ class Refresher:
                     continue
                 slot.cost = time.thread_time() - cpu
                 rendered.append((slot, key, drift))
+
+    def _render_idle(self, scene: Scene) -> None:
+        """A quiet round: do one part's work ahead of time (not counted as an update)."""
+        for slot in self._slots:
+            part = slot.part
+            if not part.idle:
+                continue
+            with slot.panel._lock:
+                if slot.panel.closed:
+                    continue
+                cpu = time.thread_time()
+                key: Hashable = None
+                try:
+                    key = part.key(scene)
+                    if key == slot.key:
+                        continue
+                    part.render(scene)
+                except Exception as exc:  # ahead-of-time work must never stop the refresher
+                    self.errors += 1
+                    self.last_error = exc
+                    slot.key = key  # not retried until its key changes
+                    continue
+                slot.key, slot.cost = key, time.thread_time() - cpu
+                self.idle_cost = slot.cost
+                return
 
     def costs(self) -> dict[str, float]:
         """CPU seconds each part took the last time it was drawn (where the time goes)."""
@@ -349,9 +377,12 @@ class Refresher:
                     self.errors += 1
                     self.last_error = exc
                     done = 0
+                cost = time.thread_time() - cpu
                 if done:
-                    self.last_cost = time.thread_time() - cpu
-                    pause = self.rest_after(self.last_cost)
+                    self.last_cost = cost
+                    pause = self.rest_after(cost)
+                elif cost > 0.01:  # idle work ahead of time keeps to the CPU budget too
+                    pause = self.rest_after(cost)
                 elif self._last_tick is not None:  # too soon: wait only for the rest
                     left = self.min_interval - (self.clock() - self._last_tick)
                     pause = min(pause, max(left, 0.005)) if self._urgent else pause
