@@ -530,3 +530,26 @@ def test_quiet_rounds_draw_every_case_of_the_tree_ahead_of_a_click():
     assert warmed.renders == 2 and warmed.text_redraws == 1
     r.close()
     tree.close()
+
+
+def test_a_click_round_starts_at_once_but_pokes_cannot_flood():
+    s = Scheduler(VirtualClock(), executor="inline")
+    fake = [0.0]
+    dash = Dashboard(s, panels=("queue", "log"), autostart=False, clock=lambda: fake[0])
+    r = dash.refresher  # its first round was drawn at t = 0
+    fake[0] = 0.01
+    s.schedule(print, at=1.0)
+    assert r.tick() == 0  # new rows, but 10 ms after a round: they wait for the rate limit
+    r.poke()
+    assert r.tick() > 0  # a click: at once
+    rounds = r.rounds
+    for i in range(1, 40):  # pokes every 5 ms for 0.2 s, each with something new to show
+        fake[0] = 0.01 + 0.005 * i
+        s.schedule(print, at=1.0 + i)
+        r.poke()
+        r.tick()
+    assert 2 <= r.rounds - rounds <= 4  # <= 2 x max_rate rounds/s (0.2 s: 2 early + 2 regular)
+    fake[0] = 1.0
+    r.tick()
+    assert r.scene is not None and r.scene.seq == s.log.next_seq  # nothing is lost
+    dash.close()

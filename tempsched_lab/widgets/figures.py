@@ -500,12 +500,14 @@ class DecisionTreePanel(Panel):
 def _tree_texts(fig: Figure) -> dict[str, Text]:
     """The texts of a decision tree that change with the counts: ``count:<case>`` and the title."""
     found: dict[str, Text] = {}
-    for text in fig.findobj(Text):
-        gid = text.get_gid() or ""
-        if gid.startswith("count:"):
-            found[gid] = text
-    for ax in fig.axes:
-        found[f"title:{fig.axes.index(ax)}"] = ax.title
+    for i, ax in enumerate(fig.axes):
+        # ax.texts, not fig.findobj(Text): walking the axes' children creates 250 tick
+        # objects each time (~12 ms of the ~55 ms a counts-only redraw took)
+        for text in ax.texts:
+            gid = text.get_gid() or ""
+            if gid.startswith("count:"):
+                found[gid] = text
+        found[f"title:{i}"] = ax.title
     return found
 
 
