@@ -553,3 +553,19 @@ def test_a_click_round_starts_at_once_but_pokes_cannot_flood():
     r.tick()
     assert r.scene is not None and r.scene.seq == s.log.next_seq  # nothing is lost
     dash.close()
+
+
+def test_a_png_drawn_while_the_page_says_hello_is_cleared_next_round():
+    s = Scheduler(VirtualClock(), executor="inline")
+    fake = [0.0]
+    dash = Dashboard(s, panels=("timeline",), autostart=False, clock=lambda: fake[0])
+    panel = dash.timeline
+    assert panel.live is not None and panel.image.value  # no page yet: the PNG is drawn
+    panel.live.hellos = 1  # the page's canvas said hello while a PNG round was in flight
+    panel._page_has_canvas()
+    panel.image.value = b"\x89PNG stale"  # that round's write lands after the hello
+    s.schedule(print, at=1.0)
+    fake[0] = 0.5
+    dash.refresher.tick()
+    assert panel.image.value == b""
+    dash.close()

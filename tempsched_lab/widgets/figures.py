@@ -281,6 +281,8 @@ class TimelinePanel(Panel):
             live = self.live
             self.later(lambda: live.push(scene.seq, now=scene.now))
         if self.page_has_canvas:
+            if self.image.value:  # a round drawn while the page said hello left its PNG
+                self.put(self.image, value=b"")
             self.put(self.caption, value=stamp(scene, self.name) + self._live_caption(scene))
             return
         self.render_png(scene)
