@@ -435,16 +435,7 @@ class DecisionTreePanel(Panel):
         if self.image is None:
             return
         last, counts = scene.decisions()
-        case = None if last is None else last["case"]
-        renderer = self._figs.get(case)
-        if renderer is None:
-            renderer = self._figs[case] = self._renderer(self._figsize)
-        png = renderer.render(
-            lambda ax: plot_decision_tree(case, counts=counts, ax=ax, explain=False),
-            reuse=("tree", case),  # the same path highlighted: only counts and title change
-            texts=_tree_texts,
-        )
-        self.show_png(self.image, png)
+        self.show_png(self.image, self._tree_png(None if last is None else last["case"], counts))
 
     def warm_picture(self, scene: Scene) -> None:
         """Draw the tree of one case not drawn yet, ahead of time (in the refresher's quiet rounds).
@@ -455,16 +446,20 @@ class DecisionTreePanel(Panel):
         """
         if self.image is None:
             return
-        _, counts = scene.decisions()
-        for case in map(int, Case):
-            if case not in self._figs:
-                renderer = self._figs[case] = self._renderer(self._figsize)
+        waiting = [case for case in map(int, Case) if case not in self._figs]
+        if waiting:
+            self._tree_png(waiting[0], scene.decisions()[1])
 
-                def draw(ax: Axes, case: int = case) -> None:
-                    plot_decision_tree(case, counts=counts, ax=ax, explain=False)
-
-                renderer.render(draw, reuse=("tree", case), texts=_tree_texts)
-                return
+    def _tree_png(self, case: int | None, counts: dict[int, int]) -> bytes:
+        """The tree with ``case``'s path highlighted, on that case's own reused figure."""
+        renderer = self._figs.get(case)
+        if renderer is None:
+            renderer = self._figs[case] = self._renderer(self._figsize)
+        return renderer.render(
+            lambda ax: plot_decision_tree(case, counts=counts, ax=ax, explain=False),
+            reuse=("tree", case),  # the same path highlighted: only counts and title change
+            texts=_tree_texts,
+        )
 
     @property
     def drawn_cases(self) -> frozenset[int | None]:
