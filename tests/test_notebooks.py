@@ -104,6 +104,8 @@ def _check_queue_designs(nb, text):
         assert f"{design:<10} same run order as sorteddict: True" in text
     assert "same state in all three: True" in text
     assert "measured in" in text
+    assert "holds: heap pop grows" in text and "steps per task" in text  # counted, not timed
+    assert "DOES NOT HOLD" not in text
     assert _count(nb, "image/png") >= 4  # three designs and the cost plot
 
 
