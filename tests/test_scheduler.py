@@ -23,6 +23,7 @@ from tempsched_lab import (
     VirtualClock,
     audit,
 )
+from tempsched_lab.clock import DEFAULT_SPIN
 
 
 def noop(*args, **kwargs):
@@ -50,6 +51,64 @@ def test_real_clock_is_epoch_like_and_monotonic():
     assert abs(a - time.time()) < 5
     aware = datetime.now(timezone.utc) + timedelta(seconds=10)
     assert abs(clock.from_datetime(aware) - (clock.now() + 10)) < 0.5
+
+
+class _StuckClock(RealClock):
+    """A real clock (worker thread and all) whose time stands still at ``t``."""
+
+    def __init__(self, t: float, spin: float) -> None:
+        super().__init__()
+        self.t = t
+        self.spin = spin  # beyond the checked range: the worker watches this clock for ever
+
+    def now(self) -> float:
+        return self.t
+
+
+@pytest.mark.parametrize("spin", [-0.001, 0.02, float("nan"), "0.001", True, None])
+def test_real_clock_spin_is_checked(spin):
+    with pytest.raises(ValueError, match=r"spin=.*expected seconds between 0 and 0\.01"):
+        RealClock(spin=spin)
+
+
+def test_real_clock_spin_defaults_and_accepts_zero():
+    assert RealClock().spin == DEFAULT_SPIN > 0
+    assert RealClock(spin=0).spin == 0.0
+    with Scheduler(RealClock(spin=0)) as s:  # always sleeps: still runs on time, never early
+        ran = threading.Event()
+        s.schedule(ran, delay=0.01)
+        assert ran.wait(5)
+
+
+def test_a_worker_watching_the_clock_still_takes_an_earlier_task():
+    # The worker watches the clock in a loop for the last `spin` seconds before the head; an
+    # earlier task scheduled meanwhile must end that loop (else it waits for the later head).
+    clock = _StuckClock(100.0, spin=1_000.0)
+    s = Scheduler(clock, executor="inline")
+    try:
+        later = threading.Event()
+        s.schedule(later, at=150.0)  # within `spin`: the worker watches the clock for it
+        time.sleep(0.05)
+        now = threading.Event()
+        s.schedule(now, at=100.0)  # due now: must run although the clock never reaches 150
+        assert now.wait(5)
+        assert not later.is_set()
+    finally:
+        done = threading.Thread(target=s.shutdown, kwargs={"timeout": 5})
+        done.start()
+        done.join(10)
+        assert not done.is_alive(), "shutdown() hung while the worker watched the clock"
+
+
+def test_shutdown_ends_a_worker_watching_the_clock():
+    s = Scheduler(_StuckClock(100.0, spin=1_000.0), executor="inline")
+    s.schedule(noop, at=150.0)
+    time.sleep(0.05)
+    stopper = threading.Thread(target=s.shutdown, kwargs={"timeout": 5})
+    stopper.start()
+    stopper.join(10)
+    assert not stopper.is_alive(), "shutdown() hung while the worker watched the clock"
+    assert not s._driver.thread.is_alive()
 
 
 def test_virtual_clock_fires_each_group_at_its_own_time(vs):
