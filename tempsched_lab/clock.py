@@ -171,7 +171,7 @@ class ThreadDriver:
 
     def _work(self) -> None:
         target, cond, clock = self._target, self._cond, self._clock
-        spin = clock.spin
+        spin = getattr(clock, "spin", 0.0)  # a clock of its own making may have none
         try:
             while True:
                 with cond:
