@@ -46,9 +46,10 @@ __all__ = [
 _WAIT_MAX = min(threading.TIMEOUT_MAX, 3600.0)  # a worker re-checks at least hourly
 
 #: A real clock's worker stops sleeping this long before a due time and watches the clock
-#: for the rest: lateness p50 falls from ~150 µs (the OS wake-up delay) to ~10-20 µs with
-#: the inline executor (benchmarks/run.py --only lateness, Dec 2026), for at most 0.25 ms of
-#: one core per due time. ``RealClock(spin=0)`` turns it off.
+#: for the rest: lateness p50 with the inline executor falls from 160 µs (mostly the OS
+#: wake-up delay) to 21 µs, with the pool from 207 to 69 µs (benchmarks/run.py, Dec 1 2026;
+#: the bare Event.wait floor: 133 µs), for at most 0.25 ms of one core per due time.
+#: ``RealClock(spin=0)`` turns it off.
 DEFAULT_SPIN = 0.00025
 
 
