@@ -134,6 +134,24 @@ def test_timeline_renders_zooms_pans_hovers_highlights_and_streams(page, server)
     assert int(after["hellos"]) == 1
     grown = state(page)
     assert grown["lanes"] == 12 and grown["runs"] > 16  # the added task, heartbeats run on
+
+    # zoomed out over far more runs than pixels: one thread lane of 4,000+ runs still draws
+    # every run as a mark you can hover (merged rectangles, one hover target each)
+    page.locator("button.tsl-dense").click()
+    page.wait_for_function("() => +document.querySelector('.tsl-tl').dataset.runs > 4000")
+    page.locator("button.tsl-tl-lanes-thread").click()
+    page.locator("button.tsl-tl-reset").click()
+    page.wait_for_function("() => +document.querySelector('.tsl-tl').dataset.drawn > 3000")
+    dense = state(page)
+    assert dense["lanes"] == 1  # the simulated worker's lane
+    middle = float(page.evaluate(SENT_JS)["dense"])
+    assert dense["view0"] < middle < dense["view1"]
+    x, y = canvas_point(page, middle, 0)
+    page.mouse.move(x, y - 40)
+    page.mouse.move(x, y)
+    expect(tip).to_be_visible()
+    expect(tip.locator(".tsl-tl-tip-text")).to_contain_text("finished in")
+    page.screenshot(path=str(vk.ARTIFACTS / "timeline-widget-dense.png"))
     vk.check_clean(page)
 
 
