@@ -109,3 +109,15 @@ def executed_notebooks() -> dict[str, NotebookRun]:
         if run.error is None:
             nbformat.write(run.notebook, EXECUTED / run.name)
     return {run.name: run for run in runs}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright, one per browser-test module (see ``voilakit``)."""
+    import voilakit as vk
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = vk.launch_chromium(p)
+        yield b
+        b.close()

@@ -42,16 +42,6 @@ def test_the_readme_points_at_these_notebooks_with_runnable_commands():
 
 
 @pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = vk.launch_chromium(p)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
 def dashboard_server():
     server = vk.VoilaServer(f"notebooks/{DASHBOARD}", "voila-05.log")
     yield server

@@ -28,16 +28,6 @@ def server():
     voila.stop()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = vk.launch_chromium(p)
-        yield b
-        b.close()
-
-
 @pytest.fixture
 def page(browser):
     pg = vk.new_page(browser, width=1280, height=2600)
