@@ -211,7 +211,9 @@ class EventLog:
         self._seq = 0
         self._taps: list[Callable[[int, Row], Any]] = []
         self._subs: list[Subscription] = []
-        self._fans = False  # any tap or subscriber (checked on every append)
+        #: rows in the tail before an append takes the slow path (0 while any tap or
+        #: subscriber listens): one comparison per append covers both (see _fans)
+        self._limit = self._chunk_size
         self._local = threading.local()
         #: exceptions raised by taps (each removed when it raised)
         self.tap_errors: list[BaseException] = []
@@ -351,11 +353,21 @@ class EventLog:
         return remove
 
     # -- storing (the recorder holds the scheduler's lock) ----------------------------
+    @property
+    def _fans(self) -> bool:
+        """Any tap or subscriber listening: every append then takes the slow path."""
+        return self._limit == 0
+
+    @_fans.setter
+    def _fans(self, on: bool) -> None:
+        self._limit = 0 if on else self._chunk_size
+
     def _append(self, row: Row) -> None:
+        """Store one row (the recorder's hottest rows inline these five lines)."""
         rows = self._rows
         rows.append(row)
         self._seq += 1
-        if len(rows) >= self._chunk_size or self._fans:
+        if len(rows) >= self._limit:
             self._after_append(row)
 
     def _extend(self, rows: list[Row]) -> None:
@@ -363,7 +375,7 @@ class EventLog:
         for row in rows:  # rarely more than a chunk: the seal check stays per row
             self._rows.append(row)
             self._seq += 1
-            if len(self._rows) >= self._chunk_size or self._fans:
+            if len(self._rows) >= self._limit:
                 self._after_append(row)
 
     def _after_append(self, row: Row) -> None:
@@ -563,11 +575,10 @@ class Recorder:
             woke,
             task.trigger_text,
         )
-        log = self.log  # EventLog._append, inlined on the hottest row (~1,000 instructions)
-        rows = log._rows
-        rows.append(row)
+        log = self.log  # EventLog._append, inlined on the four hottest rows (~1,000 instructions)
+        log._rows.append(row)
         log._seq += 1
-        if len(rows) >= log._chunk_size or log._fans:
+        if len(log._rows) >= log._limit:
             log._after_append(row)
 
     def duplicate(
@@ -659,21 +670,24 @@ class Recorder:
             thread = self._local.name
         except AttributeError:
             thread = self._thread()
-        self._append(
-            (
-                3,
-                now,
-                self._wall(),
-                thread,
-                task.id,
-                due,
-                due if self._fire is None else self._fire(due),
-                task.label,
-                head,
-                ready,
-                size,
-            )
+        row = (
+            3,
+            now,
+            self._wall(),
+            thread,
+            task.id,
+            due,
+            due if self._fire is None else self._fire(due),
+            task.label,
+            head,
+            ready,
+            size,
         )
+        log = self.log  # EventLog._append inlined, as in scheduled() (~1,000 instructions)
+        log._rows.append(row)
+        log._seq += 1
+        if len(log._rows) >= log._limit:
+            log._after_append(row)
 
     def started(self, now: float, task: Task, due: float, dispatched: float) -> None:
         """A run started."""
@@ -681,7 +695,12 @@ class Recorder:
             thread = self._local.name
         except AttributeError:
             thread = self._thread()
-        self._append((4, now, self._wall(), thread, task.id, due, task.label, dispatched))
+        row = (4, now, self._wall(), thread, task.id, due, task.label, dispatched)
+        log = self.log
+        log._rows.append(row)
+        log._seq += 1
+        if len(log._rows) >= log._limit:
+            log._after_append(row)
 
     def finished(
         self,
@@ -701,21 +720,24 @@ class Recorder:
             thread = self._local.name
         except AttributeError:
             thread = self._thread()
-        self._append(
-            (
-                5,
-                now,
-                self._wall(),
-                thread,
-                task.id,
-                due,
-                task.label,
-                duration,
-                type(result).__name__,
-                worker,
-                worker_start,
-            )
+        row = (
+            5,
+            now,
+            self._wall(),
+            thread,
+            task.id,
+            due,
+            task.label,
+            duration,
+            type(result).__name__,
+            worker,
+            worker_start,
         )
+        log = self.log
+        log._rows.append(row)
+        log._seq += 1
+        if len(log._rows) >= log._limit:
+            log._after_append(row)
 
     def failed(
         self,

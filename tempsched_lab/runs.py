@@ -71,8 +71,11 @@ class Runner:
         """The scheduler's token (``in_task.token`` inside its runs, in any process)."""
         return self._host.token
 
-    def run(self, task: Task, due: float, dispatched: float) -> Any:
+    def run(self, task: Task, due: float, dispatched: float, started: float | None = None) -> Any:
         """Run ``task`` here: start row, the call, then a finish or error row.
+
+        ``started``: the start is recorded already (at that time), as the virtual-clock
+        fast path does in the same lock hold as the dispatch.
 
         Returns ``None``, or for a coroutine action still in flight the future of its
         awaiting (an ``asyncio.Task`` on this thread's loop, else a
@@ -80,7 +83,8 @@ class Runner:
         so a callback added to it afterwards sees the end recorded.
         """
         host = self._host
-        started = host.run_started(task, due, dispatched)
+        if started is None:
+            started = host.run_started(task, due, dispatched)
         outer = getattr(in_task, "token", None)
         in_task.token = host.token
         try:

@@ -122,6 +122,17 @@ def machine_for(design: str, options: dict[str, Any]) -> type[RuleBasedStateMach
                 assert fire_of(self.q, g.due) <= now
             self.model = [e for e in self.model if e not in due_now]
 
+        @rule(offsets=st.lists(st.integers(-4, 40), min_size=2, max_size=6), data=st.data())
+        def burst(self, offsets: list[int], data: st.DataObject) -> None:
+            # Inserts with no read between them (the sorted dict's new times wait unsorted:
+            # the invariant below reads the points, which merges them), then a removal or a pop.
+            for offset in offsets:
+                self.insert(offset, ping, None)
+            if data.draw(st.booleans(), label="remove"):
+                self.remove(data)
+            else:
+                self.pop(data.draw(st.sampled_from([0.0, 0.25, 1.0, 9.0]), label="step"))
+
         @invariant()
         def agrees_with_model(self) -> None:
             q = self.q
@@ -588,6 +599,24 @@ def test_lone_tasks_are_stored_bare(design: str) -> None:
     assert q.point_at(2.5) is b
     assert as_pairs(q.pop_due(10.0)) == [(1.0, [9]), (2.5, [1])]
     assert q.point_at(2.5) is None and b.queue_pos is None
+
+
+def test_sorted_dict_merges_unsorted_times_when_the_order_is_needed() -> None:
+    q: Any = make_queue("sorteddict")
+    q.insert(make_task(0, 1.0, ping))  # the head
+    for i, due in enumerate([5.0, 3.0, 4.0, 2.0], start=1):
+        q.insert(make_task(i, due, ping))
+    assert sorted(q._unsorted) == [2.0, 3.0, 4.0, 5.0]  # nothing sorted yet
+    q.check_invariants()  # reads without merging
+    assert q._unsorted
+    assert q.remove(3) is not None  # a removal merges first: the times are in order again
+    assert not q._unsorted and list(q._times) == [2.0, 3.0, 5.0]
+    q.insert(make_task(5, 0.5, ping))  # earlier than the head: the head waits unsorted
+    q.insert(make_task(6, 2.5, ping))
+    assert sorted(q._unsorted) == [1.0, 2.5]
+    assert as_pairs(q.pop_due(2.5)) == [(0.5, [5]), (1.0, [0]), (2.0, [4]), (2.5, [6])]
+    assert q.head_time() == 3.0 and len(q) == 2
+    q.check_invariants()
 
 
 def test_memory_per_pending_task() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -372,8 +372,10 @@ class TimerQueue(abc.ABC):
             time_origin=time_origin,
         )
 
-    def _check_index(self) -> None:
-        stored = [task for _, tp in self.points() for task in tp]
+    def _check_index(self, points: Iterable[tuple[float, TimePoint]] | None = None) -> None:
+        """Every stored task is indexed and vice versa (``points``: the stored points, if
+        reading :meth:`points` would change the structure)."""
+        stored = [task for _, tp in (self.points() if points is None else points) for task in tp]
         if len(stored) != len(self.index):
             raise InvariantError(f"{len(stored)} stored tasks but {len(self.index)} indexed")
         for task in stored:
