@@ -48,6 +48,8 @@ from .base import (
 
 __all__ = ["SortedDictQueue"]
 
+_new_tuple = tuple.__new__
+
 
 class SortedDictQueue(TimerQueue):
     """Sorted time points behind a ready head list (the default design).
@@ -98,8 +100,12 @@ class SortedDictQueue(TimerQueue):
 
     def _sorted_times(self) -> SortedList:
         """The later times in order: merges the times inserted since the last call."""
-        if self._unsorted:
-            self._times.update(self._unsorted)
+        unsorted = self._unsorted
+        if len(unsorted) == 1:  # requests and firings alternating: add() skips update()'s
+            self._times.add(unsorted[0])  # sort and size checks (~4,000 instructions)
+            self._unsorted = []
+        elif unsorted:
+            self._times.update(unsorted)
             self._unsorted = []
         return self._times
 
@@ -148,15 +154,22 @@ class SortedDictQueue(TimerQueue):
         return len(self._head)
 
     def pop_due(self, now: float) -> list[DueGroup]:
+        due = self._head_time
+        if due is None or due > now:
+            return []
         groups: list[DueGroup] = []
         index = self.index
-        while self._head_time is not None and self._head_time <= now:
+        while True:
             tasks = tuple(self._head)
             for task in tasks:
                 del index[task.id]
-            groups.append(DueGroup(self._head_time, tasks))
+            # tuple.__new__ skips the named tuple's Python-level __new__ (saves ~1,100 of
+            # ~3,100 instructions per group built, counted with callgrind)
+            groups.append(_new_tuple(DueGroup, (due, tasks)))
             self._promote()
-        return groups
+            due = self._head_time
+            if due is None or due > now:
+                return groups
 
     def points(self) -> Iterator[tuple[float, TimePoint]]:
         if self._head_time is not None:
