@@ -47,7 +47,7 @@ from . import validation as check
 from .clock import Clock, Driver, RealClock
 from .decision import Case, Decision, classify
 from .executors import Launcher, LauncherFactory, make_launcher
-from .log import EventLog, Recorder, traceback_text
+from .log import CASE_INT, EventLog, Recorder, traceback_text
 from .moment import Moment
 from .queues import TimerQueue, make_queue
 from .registry import live_schedulers, register
@@ -543,7 +543,7 @@ class Scheduler:
                                 wall,
                                 thread,
                                 task_id,
-                                case,
+                                CASE_INT[case],
                                 -1,
                                 due,
                                 due if fire is None else fire(due),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import random
 import threading
 import time
@@ -282,3 +283,35 @@ def test_the_docs_schema_table_is_the_generated_one():
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "event-log.md").read_text()
     assert markdown_table() in page, "regenerate the table: tempsched_lab.schema.markdown_table()"
+
+
+def test_rows_hold_only_atoms_so_the_garbage_collector_stops_tracking_them() -> None:
+    # A row holding any container-like object (an enum member, a task) stays tracked by the
+    # garbage collector, and every full collection walks every such row (a real cost per
+    # schedule with the log on). Every kind of row a run of this mix writes must be atoms only.
+    def boom() -> None:
+        raise ValueError("boom")
+
+    clock = VirtualClock()
+    s = Scheduler(clock, executor="inline")
+    for i in range(50):
+        s.schedule(noop, at=1.0 + i, args=(i,))
+    s.schedule(noop, at=1.0, args=(0,))  # a duplicate
+    s.schedule(noop, at=0.5)  # earlier than the head
+    s.schedule(noop, at=5.0, period=2.0)
+    s.schedule(threading.Event(), at=3.0)
+    s.schedule(boom, at=4.0)
+    s.cancel(s.schedule(noop, at=500.0))
+    s.schedule_many([(noop, 600.0 + i) for i in range(10)])
+    with pytest.raises(PastTimeError):
+        s.schedule(noop, at=-1.0)
+    with pytest.raises(TypeError):
+        s.schedule(noop, at="soon")  # type: ignore[arg-type]
+    clock.advance(20)
+    s.shutdown()
+    gc.collect()
+    rows = s.log._tuples()[0]
+    kinds = {row[0] for row in rows}
+    assert {0, 1, 3, 4, 5, 6, 7, 9, 10} <= kinds, kinds  # every kind a virtual clock writes
+    tracked = [row for row in rows if gc.is_tracked(row)]
+    assert not tracked, [[type(v).__name__ for v in row if gc.is_tracked(v)] for row in tracked]
