@@ -128,6 +128,23 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "for i in range(N): s.schedule(noop, at=1.0, args=(i,))\n"
         "c.run_until_idle()\n",
     ),
+    "ours_alternate_log": (
+        "ours: schedule one task, then fire it (2,000 others pending), log on",
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "c = VirtualClock(); s = Scheduler(c, executor='inline')\n"
+        "for i in range(2000): s.schedule(noop, at=1e6 + i)\n"
+        "for i in range(N):\n"
+        "    s.schedule(noop, at=c.now() + 0.5)\n"
+        "    c.advance(1.0)\n",
+    ),
+    "ours_periodic_inline_log": (
+        "ours: N runs of one periodic task fired inline (2,000 others pending), log on",
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "c = VirtualClock(); s = Scheduler(c, executor='inline')\n"
+        "for i in range(2000): s.schedule(noop, at=1e6 + i)\n"
+        "s.schedule(noop, at=0.5, period=1.0)\n"
+        "c.advance(N)\n",
+    ),
     "reference_schedule": (
         "temporal-scheduler: schedule_task()",
         "import time\n"

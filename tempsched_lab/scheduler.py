@@ -477,7 +477,7 @@ class Scheduler:
         The same tree (:func:`~tempsched_lab.decision.classify`) and the same effects
         as :meth:`_decide`, request after request, with the per-call work done once:
         the clock read, the wall time and thread name of the rows, the queue's
-        sizes kept in locals, time points sorted in one pass (``queue.batch()``).
+        sizes kept in locals (the sorted dict sorts its new time points lazily, in one pass).
         Requests other than a plain task at a time go through :meth:`_decide`.
         """
         queue, states, rec = self.queue, self._states, self._rec
@@ -488,77 +488,76 @@ class Scheduler:
         rows: list[tuple[Any, ...]] = []
         woke_once = False
         try:
-            with queue.batch():
-                head, ready, size = queue.head_time(), queue.head_size(), len(queue.index)
-                for item in items:
-                    if type(item) is Task:
-                        task, at, delay = item, item.due, None
-                    else:
-                        task, at, delay = item
-                    if type(task) is not Task or at is None or resolution is not None:
-                        if rows:  # rows so far first, so the log keeps request order
-                            self.log._extend(rows)
-                            rows = []
-                        ids.append(
-                            self._decide(task, due_of(task, at, delay, now), now, origin, at, False)
-                        )
-                        head, ready, size = queue.head_time(), queue.head_size(), len(queue.index)
-                        continue
-                    due = at
-                    if not -_HORIZON <= due - now <= _HORIZON:
+            head, ready, size = queue.head_time(), queue.head_size(), len(queue.index)
+            for item in items:
+                if type(item) is Task:
+                    task, at, delay = item, item.due, None
+                else:
+                    task, at, delay = item
+                if type(task) is not Task or at is None or resolution is not None:
+                    if rows:  # rows so far first, so the log keeps request order
                         self.log._extend(rows)
                         rows = []
-                        self._decide(task, due, now, origin, at, False)  # records, raises
-                    task.due = due
-                    case, dup = classify(due, now, head, queue.point_at(due), task)
-                    if case is _PAST or dup is not None:
-                        self.log._extend(rows)
-                        rows = []
-                        ids.append(self._decide(task, due, now, origin, at, False))
-                        continue
-                    if rec is not None:
-                        qualname = getattr(task.action, "__qualname__", None)
-                        task.label = qualname if type(qualname) is str else label_of(task.action)
-                    task_id = task.id = len(states)
-                    queue.insert(task)
-                    states.append(_PENDING)
-                    head_before = head
-                    size += 1
-                    if case is _EMPTY or case is _EARLIER:
-                        head, ready = due, 1
-                        woke = False
-                        if not woke_once:
-                            woke = woke_once = self._driver.wake()
-                    else:
-                        woke = False
-                        if due == head:
-                            ready += 1
-                    ids.append(task_id)
-                    if rec is not None:
-                        args = task.args
-                        rows.append(
-                            (
-                                0,
-                                now,
-                                wall,
-                                thread,
-                                task_id,
-                                CASE_INT[case],
-                                -1,
-                                due,
-                                due if fire is None else fire(due),
-                                task.label,
-                                "()" if args == () else short_repr(args),
-                                None,
-                                origin,
-                                head_before,
-                                head,
-                                ready,
-                                size,
-                                woke,
-                                None,
-                            )
+                    ids.append(
+                        self._decide(task, due_of(task, at, delay, now), now, origin, at, False)
+                    )
+                    head, ready, size = queue.head_time(), queue.head_size(), len(queue.index)
+                    continue
+                due = at
+                if not -_HORIZON <= due - now <= _HORIZON:
+                    self.log._extend(rows)
+                    rows = []
+                    self._decide(task, due, now, origin, at, False)  # records, raises
+                task.due = due
+                case, dup = classify(due, now, head, queue.point_at(due), task)
+                if case is _PAST or dup is not None:
+                    self.log._extend(rows)
+                    rows = []
+                    ids.append(self._decide(task, due, now, origin, at, False))
+                    continue
+                if rec is not None:
+                    qualname = getattr(task.action, "__qualname__", None)
+                    task.label = qualname if type(qualname) is str else label_of(task.action)
+                task_id = task.id = len(states)
+                queue.insert(task)
+                states.append(_PENDING)
+                head_before = head
+                size += 1
+                if case is _EMPTY or case is _EARLIER:
+                    head, ready = due, 1
+                    woke = False
+                    if not woke_once:
+                        woke = woke_once = self._driver.wake()
+                else:
+                    woke = False
+                    if due == head:
+                        ready += 1
+                ids.append(task_id)
+                if rec is not None:
+                    args = task.args
+                    rows.append(
+                        (
+                            0,
+                            now,
+                            wall,
+                            thread,
+                            task_id,
+                            CASE_INT[case],
+                            -1,
+                            due,
+                            due if fire is None else fire(due),
+                            task.label,
+                            "()" if args == () else short_repr(args),
+                            None,
+                            origin,
+                            head_before,
+                            head,
+                            ready,
+                            size,
+                            woke,
+                            None,
                         )
+                    )
         finally:
             if rows:
                 self.log._extend(rows)

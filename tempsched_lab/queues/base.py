@@ -10,7 +10,6 @@ state looks (:meth:`TimerQueue.snapshot`).
 from __future__ import annotations
 
 import abc
-import contextlib
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -270,10 +269,6 @@ class TimerQueue(abc.ABC):
     def picture(self) -> dict[str, Any]:
         """The design's own view for plots; overridden per design."""
         return {}
-
-    def batch(self) -> contextlib.AbstractContextManager[None]:
-        """A block of many inserts (``schedule_many``); designs may defer sorting to its end."""
-        return contextlib.nullcontext()
 
     def compact(self) -> None:
         """Release memory held for removed tasks (designs that clean up lazily override it)."""

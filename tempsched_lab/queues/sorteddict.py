@@ -14,10 +14,11 @@ New later times are sorted lazily: an insert appends the time to a plain list,
 and the list is merged into the sorted times (``SortedList.update``, which sorts
 in C) the first time the order is needed: when the head moves on, a time point is
 removed, or the points are read. A burst of requests then costs one C sort instead
-of a Python bisect-and-insert per request (``SortedList.add`` is ~4,400
-instructions, a list append ~100; ``schedule`` of 5,000 distinct times went from
-33,100 to ~28,800 instructions per call). When requests and firings alternate, the
-merge adds one time at a time, as ``add`` did.
+of a Python bisect-and-insert per request (``SortedList.add`` is ~4,000
+instructions, a list append ~100; ``schedule`` at 5,000 distinct times went from
+33,124 to 29,712 instructions per call, counted with ``benchmarks/instructions.py``).
+When requests and firings alternate, the merge adds the one waiting time with
+``add``, as the eager insert did.
 
 Costs (n pending tasks, p time points, k tasks at one time point, u times not yet
 merged):
