@@ -23,7 +23,7 @@ import os
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .compactor import compact_later
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from .audit import AuditReport
     from .logframe import Compact
-    from .queues.base import TimerQueue
+    from .queues.base import DueGroup, TimerQueue
 
 __all__ = ["EventLog", "Recorder", "Subscription", "read_log", "row_dict"]
 
@@ -669,32 +669,43 @@ class Recorder:
         )
 
     # -- runs -------------------------------------------------------------------------
-    def dispatched(
-        self, now: float, task: Task, due: float, head: float | None, ready: int, size: int
-    ) -> None:
-        """A due task left the queue for its executor (its whole batch has left already)."""
+    def dispatched(self, now: float, groups: Sequence[DueGroup]) -> None:
+        """The due ``groups`` just taken left the queue for their executors: one row per
+        task, in order, each with the queue as it is after the whole batch left.
+
+        One reading of the wall clock, the thread and the queue for the batch (a burst of
+        1,000 due at once writes its rows ~2,000 instructions a row cheaper than a call per
+        row, counted with callgrind).
+        """
+        queue = self._queue
+        head, ready, size = queue.head_time(), queue.head_size(), len(self._index)
         try:
             thread = self._local.name
         except AttributeError:
             thread = self._thread()
-        row = (
-            3,
-            now,
-            self._wall(),
-            thread,
-            task.id,
-            due,
-            due if self._fire is None else self._fire(due),
-            task.label,
-            head,
-            ready,
-            size,
-        )
-        log = self.log  # EventLog._append inlined, as in scheduled() (~1,000 instructions)
-        log._rows.append(row)
-        log._seq += 1
-        if len(log._rows) >= log._limit:
-            log._after_append(row)
+        wall, fire, log = self._wall(), self._fire, self.log
+        rows = log._rows
+        for group in groups:
+            for task in group.tasks:
+                due = task.due
+                row = (
+                    3,
+                    now,
+                    wall,
+                    thread,
+                    task.id,
+                    due,
+                    due if fire is None else fire(due),
+                    task.label,
+                    head,
+                    ready,
+                    size,
+                )
+                rows.append(row)  # EventLog._append inlined, as in scheduled()
+                log._seq += 1
+                if len(rows) >= log._limit:
+                    log._after_append(row)
+                    rows = log._rows  # (a full chunk was filed: a new tail)
 
     def started(self, now: float, task: Task, due: float, dispatched: float) -> None:
         """A run started."""

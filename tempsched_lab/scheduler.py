@@ -1028,24 +1028,21 @@ class Scheduler:
         groups = self.queue.pop_due(now)
         if not groups:
             return [], []
-        rec = self._rec
-        running, states, queue = self._running, self._states, self.queue
+        running, states = self._running, self._states
         runs: list[Run] = []
         events: list[Run] = []
-        if rec is not None:  # what every dispatch row of this batch shares
-            head, ready, size = queue.head_time(), queue.head_size(), len(queue.index)
         for group in groups:
             for task in group.tasks:
                 due = task.due
                 task.last_due = due
                 running[task.id] = task
                 states[task.id] = _RUNNING
-                if rec is not None:
-                    rec.dispatched(now, task, due, head, ready, size)
                 if isinstance(task.action, threading.Event):
                     events.append((task, due, now))
                 else:
                     runs.append((task, due, now))
+        if self._rec is not None:
+            self._rec.dispatched(now, groups)
         return runs, events
 
     def _set_event(self, task: Task, due: float, dispatched: float) -> None:
