@@ -509,7 +509,8 @@ def read_log(path: str | os.PathLike[str]) -> pd.DataFrame:
 #: A decision's case as a plain int (``CASE_INT[case]``). A row holding only atoms (numbers,
 #: strings, ``None``) is untracked by the garbage collector after its first collection; one
 #: holding a ``Case`` member stays tracked, and every later full collection walks every such
-#: row: about 2,900 instructions per ``schedule`` with the log on (callgrind, 5,000 calls).
+#: row: storing the int saves ~1,800 instructions per ``schedule`` with the log on (callgrind,
+#: 5,000 calls: 29,712 -> 27,931).
 CASE_INT: tuple[int, ...] = tuple(range(9))
 
 

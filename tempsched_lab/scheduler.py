@@ -370,15 +370,15 @@ class Scheduler:
         "delay": 2.0, "period": 1.0}``). Returns the task IDs in request order
         (the existing ID for a duplicate). Decisions and log rows are exactly
         those of the same requests made one by one with :meth:`schedule` (all at
-        the same clock reading); only the lock is taken once, and the sorted
-        dict's time points are sorted in one pass.
+        the same clock reading); only the lock is taken once, and the work shared
+        by the requests (the clock, the wall time and thread of the rows) is done once.
 
         A request that is invalid or in the past raises, as :meth:`schedule`
         would at that point: the requests before it stay scheduled
         (``error.scheduled_ids``), ``error.index`` says which one failed.
 
-        Cost: about two thirds of the instructions of ``schedule()`` per request
-        (``benchmarks/instructions.py``: 21,396 against 33,101 with the log on).
+        Cost: about 72 % of the instructions of ``schedule()`` per request
+        (``benchmarks/instructions.py``: 20,035 against 27,902 with the log on).
 
         >>> from tempsched_lab import VirtualClock
         >>> s = Scheduler(VirtualClock())
