@@ -197,7 +197,7 @@ class DaskLauncher:
         token = runner.token
         for task, due, dispatched in runs:
             submitted = runner.handed_over(task, due, dispatched)
-            wall = time.time()
+            offset = runner.wall_offset()
             key = _key(task)
             try:
                 future = submit(run_on_worker, token, task.action, task.args, task.kwargs,
@@ -208,10 +208,10 @@ class DaskLauncher:
                 runner.remote_ended(task, due, submitted, None, exc)
                 continue
             ex._track(key, token, task.id, future)
-            future.add_done_callback(partial(self._ended, task, due, submitted, wall, token, key))
+            future.add_done_callback(partial(self._ended, task, due, submitted, offset, token, key))
 
     def _ended(
-        self, task: Task, due: float, submitted: float, wall: float, token: int, key: str,
+        self, task: Task, due: float, submitted: float, offset: float, token: int, key: str,
         future: Any,
     ) -> None:  # fmt: skip
         """In Dask's callback thread: map the future's end onto the scheduler's states."""
@@ -230,10 +230,10 @@ class DaskLauncher:
                 exc = CancelledError(f"the Dask cluster dropped the run before it ended ({status})")
         except BaseException as inner:  # a result that cannot be fetched, a broken client
             exc, result = inner, None
-        # the worker's wall clock onto the scheduler's: both read time.time() (same machine:
-        # exact; across machines: as good as their clock synchronisation)
-        worker_start = None if start is None else submitted + (start - wall)
-        worker_end = None if end is None else submitted + (end - wall)
+        # the worker's wall clock onto the scheduler's (same machine: exact to the offset's
+        # reading; across machines: as good as their clock synchronisation)
+        worker_start = None if start is None else start + offset
+        worker_end = None if end is None else end + offset
         outcome = "finished" if exc is None else "error" if status == "finished" else status
         self.executor._done(
             Placement(token, task.id, due, submitted, where, worker_start, worker_end, outcome, key)

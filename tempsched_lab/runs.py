@@ -14,7 +14,9 @@ run of inline tasks) is recorded, then re-raised to stop the run there.
 from __future__ import annotations
 
 import contextvars
+import math
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, Protocol
@@ -23,6 +25,8 @@ from .task import Task
 
 if TYPE_CHECKING:
     import asyncio
+
+    from .clock import Clock
 
 __all__ = ["Run", "RunHost", "Runner", "in_task", "run_token"]
 
@@ -46,6 +50,8 @@ class RunHost(Protocol):
     token: int
     #: where coroutine actions are awaited (``None``: ``asyncio.run`` in the running thread)
     loop: asyncio.AbstractEventLoop | None
+    #: the scheduler's clock (its ``now()`` is the time of every row)
+    clock: Clock
 
     def run_started(self, task: Task, due: float, dispatched: float) -> float:
         """Record the start (under the lock); returns the start time."""
@@ -173,6 +179,29 @@ class Runner:
         with :meth:`remote_ended` (see :mod:`tempsched_lab.dask`).
         """
         return self._host.run_started(task, due, dispatched)
+
+    def wall_offset(self) -> float:
+        """The scheduler's clock minus ``time.time()``: maps a worker's wall-clock stamps.
+
+        Read as ``wall, now, wall`` and centred; of three tries the one with the
+        tightest bracket is kept, so a thread switch between the reads (which
+        skewed the mapping by up to milliseconds when it was read around a lock
+        hold) does not leak into the offset.
+
+        >>> from tempsched_lab import Scheduler
+        >>> with Scheduler() as s:
+        ...     abs(s._runner.wall_offset()) < 1.0  # a real clock reads like time.time()
+        True
+        """
+        now, wall = self._host.clock.now, time.time
+        best, offset = math.inf, 0.0
+        for _ in range(3):
+            before = wall()
+            reading = now()
+            after = wall()
+            if after - before < best:
+                best, offset = after - before, reading - (before + after) / 2
+        return offset
 
     def remote_ended(
         self,

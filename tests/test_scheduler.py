@@ -769,3 +769,21 @@ def test_equal_datetimes_give_one_due_time_so_duplicates_are_found():
         ids = {s.schedule(noop, at=when) for _ in range(200)}
         assert ids == {0}  # the wall-to-clock offset is read once, not per call
         s.cancel(0)
+
+
+def test_wall_offset_maps_wall_clock_stamps_onto_the_schedulers_clock(monkeypatch):
+    """A remote worker's time.time() stamps + the offset = the scheduler's clock.
+
+    The offset is read with the wall clock bracketing the clock: a slow bracket (a thread
+    switch between the reads) is discarded in favour of a tight one.
+    """
+    clock = VirtualClock(start=1000.0)
+    s = Scheduler(clock)
+    walls = iter([50.0, 50.5, 60.0, 60.000002, 70.0, 70.1])  # brackets of 0.5, 2e-6, 0.1 s
+    monkeypatch.setattr(time, "time", lambda: next(walls))
+    offset = s._runner.wall_offset()
+    monkeypatch.undo()
+    assert offset == pytest.approx(1000.0 - 60.000001, abs=1e-9)
+    with Scheduler() as real:  # a real clock reads like time.time(), from a monotonic source
+        offset = real._runner.wall_offset()
+        assert abs(real.clock.now() - (time.time() + offset)) < 0.01
