@@ -14,9 +14,7 @@ run of inline tasks) is recorded, then re-raised to stop the run there.
 from __future__ import annotations
 
 import contextvars
-import math
 import threading
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, Protocol
@@ -181,27 +179,21 @@ class Runner:
         return self._host.run_started(task, due, dispatched)
 
     def wall_offset(self) -> float:
-        """The scheduler's clock minus ``time.time()``: maps a worker's wall-clock stamps.
+        """What a ``time.time()`` value adds to land on the scheduler's clock (a worker's stamps).
 
-        Read as ``wall, now, wall`` and centred; of three tries the one with the
-        tightest bracket is kept, so a thread switch between the reads (which
-        skewed the mapping by up to milliseconds when it was read around a lock
-        hold) does not leak into the offset.
+        Measured by the clock's :class:`~tempsched_lab.wallclock.WallScale`: the clock
+        read bracketed by two wall reads, the tightest of several brackets kept, so a
+        thread switch between the reads does not skew it (read around a lock hold, it
+        once skewed a Dask run's mapped times by milliseconds).
 
         >>> from tempsched_lab import Scheduler
         >>> with Scheduler() as s:
         ...     abs(s._runner.wall_offset()) < 1.0  # a real clock reads like time.time()
         True
         """
-        now, wall = self._host.clock.now, time.time
-        best, offset = math.inf, 0.0
-        for _ in range(3):
-            before = wall()
-            reading = now()
-            after = wall()
-            if after - before < best:
-                best, offset = after - before, reading - (before + after) / 2
-        return offset
+        from .wallclock import WallScale  # only remote runs need it
+
+        return WallScale(self._host.clock).offset
 
     def remote_ended(
         self,
