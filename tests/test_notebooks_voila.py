@@ -84,7 +84,14 @@ def test_teaching_notebook_renders_in_voila(browser, name):
 def test_dashboard_is_live_readable_and_speaks_one_time_language(browser, dashboard_server):
     page, seconds = open_dashboard(browser, dashboard_server)
     vk.check_clean(page)
-    first = vk.stamps(page)
+    # One refresh reaches the browser as one message per panel: a single read can land
+    # between two of them, so wait (briefly) for a read in which every panel agrees.
+    agreed = page.wait_for_function(
+        f"() => {{ const s = ({vk.STAMPS_JS})(); const v = Object.values(s);"
+        f" return v.length === {len(PANELS)} && new Set(v).size === 1 ? s : null; }}",
+        timeout=10_000,
+    )
+    first = agreed.json_value()
     assert set(first) == PANELS and len(set(first.values())) == 1, first
     # the page changes by itself on the real clock: new rows reach every panel
     page.wait_for_function(
