@@ -4,7 +4,10 @@
 * every accepted task ends exactly once (finished, failed, event set, cancelled
   or dropped at shutdown) or is still pending or in flight;
 * every dispatch has a start (or an ``Event.set``), every start an end;
-* nothing ran before it was due (lateness >= 0).
+* nothing ran before it was due (lateness >= 0);
+* no rows are known to be missing: a frame read from a spill directory that was
+  closed without every row (``read_log(directory, on_incomplete="warn")``) carries
+  the reason in ``frame.attrs["incomplete"]``, and fails the audit with it.
 
 >>> from tempsched_lab import Scheduler, VirtualClock, audit
 >>> clock = VirtualClock()
@@ -41,6 +44,8 @@ class AuditReport:
     pending: list[int] = field(default_factory=list)
     in_flight: list[int] = field(default_factory=list)
     truncated: int = 0
+    #: why rows are missing from the log (``frame.attrs["incomplete"]``), if they are
+    incomplete: str | None = None
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -83,6 +88,10 @@ def audit(frame: pd.DataFrame, dropped: int = 0) -> AuditReport:
     import numpy as np
 
     report = AuditReport(rows=len(frame))
+    incomplete = frame.attrs.get("incomplete")
+    if incomplete:
+        report.incomplete = str(incomplete)
+        report.problems.append(f"rows are missing: {incomplete}")
     if not len(frame):
         return report
     frame = frame.sort_values("seq", kind="stable")

@@ -17,13 +17,16 @@ Neither numpy nor pandas is imported until a frame is asked for.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import logging
 import math
 import os
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .compactor import compact_later
@@ -44,13 +47,18 @@ __all__ = ["EventLog", "Recorder", "Subscription", "read_log", "row_dict"]
 Row = tuple[Any, ...]
 #: Rows per chunk of an unbounded log: compacted (and spilled) a chunk at a time.
 CHUNK = 65_536
+#: Chunks of a spilled log that may wait unwritten before the recording thread writes one
+#: itself (the default ``spill_backlog`` is this many times ``spill_rows``).
+BACKLOG_CHUNKS = 4
+logger = logging.getLogger("tempsched_lab")
 
 
 class _Chunk:
     """A full chunk of rows: tuples until the compactor turns them into arrays.
 
-    With a spill directory, the compactor then writes the chunk as a segment
-    (:meth:`finish`); ``spilled`` says it is on disk, so a bounded log may drop it.
+    With a spill directory, the chunk then waits in its spill's queue until its
+    segment is written (:meth:`_Spill.drain`); ``spilled`` says it is on disk, and
+    only then may a bounded log drop it from memory.
     """
 
     __slots__ = ("compact", "first", "rows", "spill", "spilled")
@@ -63,24 +71,28 @@ class _Chunk:
         self.spilled = spill is None
 
     def finish(self) -> None:
-        """Compact, and write to the spill directory (the compactor thread calls this)."""
-        compact = self.compacted()
-        if self.spill is not None and not self.spilled:
-            self.spill.write(compact)
-            self.spilled = True
+        """Compact, then write what the spill has waiting (the compactor thread calls this)."""
+        self.compacted()
+        if self.spill is not None:
+            self.spill.drain(report=True)
 
     def __len__(self) -> int:
         rows = self.rows
         return len(rows) if rows is not None else self.compact.n  # type: ignore[union-attr]
 
     def compacted(self) -> Compact:
-        """The chunk as per-kind arrays (converting it now if the compactor has not yet)."""
+        """The chunk as per-kind arrays (converting it now if the compactor has not yet).
+
+        Safe from any thread at once: ``compact`` is set before ``rows`` is dropped, so a
+        thread that finds no rows finds the arrays (two threads may both convert).
+        """
         compact = self.compact
         if compact is None:
+            rows = self.rows
+            if rows is None:  # converted by another thread since we looked
+                return self.compact  # type: ignore[return-value]
             from .logframe import Compact
 
-            rows = self.rows
-            assert rows is not None
             compact = Compact(rows, self.first)
             self.compact = compact  # set before dropping the rows: readers see one of them
             self.rows = None
@@ -94,31 +106,155 @@ class _Chunk:
 
 
 class _Spill:
-    """A log's spill directory: segments written in ``seq`` order by the compactor thread."""
+    """A log's spill directory: its sealed chunks written as segments, in ``seq`` order.
 
-    def __init__(self, directory: str | os.PathLike[str], time_origin: float) -> None:
+    Sealed chunks wait in :attr:`waiting` (oldest first) until a segment of each is
+    written. Whoever calls :meth:`drain` writes them: the compactor thread after
+    each chunk, :meth:`EventLog.flush`, the shutdown, and the recording thread
+    itself when more than ``backlog`` rows wait (the backpressure that keeps a
+    flood of rows from outgrowing the disk). A write that fails (a full disk)
+    leaves its chunk waiting, in memory, and the next drain tries it again first.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], time_origin: float, backlog: int) -> None:
         from .logfiles import SegmentWriter
 
         self.directory = os.fspath(directory)
         self.time_origin = time_origin
         self.writer = SegmentWriter(self.directory, time_origin)
+        #: rows that may wait unwritten before the recording thread writes them itself
+        self.backlog = backlog
+        #: sealed chunks whose segments are not written yet, oldest first
+        self.waiting: collections.deque[_Chunk] = collections.deque()
+        #: seq after the last sealed row (set under the scheduler's lock)
+        self.sealed = 0
+        #: seq after the last row on disk (set under this spill's lock)
+        self.written = 0
+        #: why the oldest waiting chunk could not be written (``None`` while writes succeed)
         self.error: BaseException | None = None
+        #: failed segment writes so far
+        self.failures = 0
+        #: set when this copy of the log must never write (a child process after fork)
+        self.refused: str | None = None
+        self._reported = False
         self._lock = threading.Lock()
 
-    def write(self, compact: Compact) -> None:
+    @property
+    def unwritten(self) -> int:
+        """Rows sealed but not yet on disk (the partial tail not counted)."""
+        return self.sealed - self.written
+
+    def seal(self, chunk: _Chunk) -> None:
+        """Queue ``chunk`` for writing (the scheduler's lock is held)."""
+        self.waiting.append(chunk)
+        self.sealed = chunk.first + len(chunk)
+
+    def drain(self, keep: int = 0, *, report: bool = False, deadline: float | None = None) -> bool:
+        """Write waiting chunks, oldest first, until at most ``keep`` rows wait.
+
+        Returns True when that is done; False if a write failed (kept in
+        :attr:`error`; the chunk stays waiting), the directory is closed or
+        refused, or ``deadline`` (``time.monotonic()``) passed first. ``report``:
+        log a failure and a recovery (only where the scheduler's lock is not held:
+        a logging handler may call back into the scheduler).
+        """
+        timeout = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self._lock.acquire(timeout=timeout):
+            return False
+        try:
+            failing = self.error is not None
+            ok = self._drain_locked(keep, deadline)
+            news = None
+            if report and not ok and self.error is not None and not self._reported:
+                self._reported = True
+                news = self.error
+            resumed = report and failing and self.error is None
+        finally:
+            self._lock.release()
+        if news is not None:
+            logger.error(
+                "cannot write the event log's segment to %s (%r): its rows stay in memory, "
+                "later writes retry it, and a shutdown before one succeeds closes the "
+                "directory as incomplete",
+                self.directory,
+                news,
+            )
+        if resumed:
+            logger.warning("the event log's spill to %s resumed", self.directory)
+        return ok
+
+    def _drain_locked(self, keep: int, deadline: float | None) -> bool:
         from .logframe import frame_of
 
-        with self._lock:
-            if self.error is not None:
-                return  # a failed segment stops the spill: later rows would leave a gap
+        waiting = self.waiting
+        while waiting and self.sealed - self.written > keep:
+            if self.refused is not None or self.writer.closed:
+                return False
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            chunk = waiting[0]
             try:
-                self.writer.write(frame_of(compact.columns(), self.time_origin))
-            except BaseException as exc:  # kept and reported by EventLog.spill_error
+                self.writer.write(frame_of(chunk.compacted().columns(), self.time_origin))
+            except Exception as exc:  # a full disk: the chunk stays, in memory and waiting
                 self.error = exc
+                self.failures += 1
+                return False
+            chunk.spilled = True  # only now may a bounded log drop it
+            waiting.popleft()
+            self.written = chunk.first + len(chunk)
+            self.error, self._reported = None, False
+        return True
 
-    def close(self) -> None:
-        with self._lock, contextlib.suppress(Exception):
-            self.writer.close()
+    def close(self, recorded: int, deadline: float | None) -> bool:
+        """Write what waits, then close the directory: complete only if every row is on disk.
+
+        ``recorded``: the log's ``next_seq``, every row sealed. Rows that could not be
+        written are named in the manifest (an incomplete directory that ``read_log``
+        refuses), with a warning. If a write is still under way at ``deadline``, the
+        directory stays open (it claims nothing), with a warning. True if complete.
+        """
+        import warnings
+
+        from .logfiles import IncompleteLogWarning
+
+        if self.refused is not None:
+            return False
+        ok = self.drain(report=True, deadline=deadline)
+        timeout = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self._lock.acquire(timeout=timeout):
+            warnings.warn(
+                f"the event log's spill directory {self.directory!r} was left open: a segment "
+                f"write was still under way; {recorded - self.written:,} rows (seq "
+                f"{self.written}..{recorded - 1}) are not on disk (log.history() has them)",
+                IncompleteLogWarning,
+                stacklevel=4,
+            )
+            return False
+        try:
+            if self.writer.closed:
+                return ok
+            written = self.written
+            reason = None if self.error is None else f"{type(self.error).__name__}: {self.error}"
+            if reason is None and written < recorded:
+                reason = "the shutdown's time ran out before they were written"
+            with contextlib.suppress(Exception):  # a manifest that cannot be written stays open
+                self.writer.close(recorded=recorded, reason=reason)
+        finally:
+            self._lock.release()
+        if written < recorded:
+            warnings.warn(
+                f"the event log's spill directory {self.directory!r} was closed incomplete: "
+                f"rows seq {written}..{recorded - 1} ({recorded - written:,} rows) could not be "
+                f"written ({reason}); log.history() still has them in memory",
+                IncompleteLogWarning,
+                stacklevel=4,
+            )
+            return False
+        return True
+
+    def refuse(self, reason: str) -> None:
+        """Never write again (a forked copy of the log: the parent owns the directory)."""
+        self.refused = reason
 
 
 def row_dict(seq: int, row: Row) -> dict[str, Any]:
@@ -173,9 +309,17 @@ class EventLog:
             Parquet segment, off the lock, so that ``max_rows`` can bound the
             memory without losing history; :meth:`history` (or
             ``read_log(directory)``) reads it all back. A crash loses at most the
-            rows not written yet: the tail (fewer than ``spill_rows``) and any
-            chunk still being compacted. :meth:`flush` writes the tail now.
+            rows not written yet: the tail (fewer than ``spill_rows``) and the
+            chunks waiting to be written (at most ``spill_backlog`` rows).
+            :meth:`flush` writes them now. A chunk leaves memory only once its
+            segment is written: a failed write (a full disk) keeps it, and later
+            writes retry it (:attr:`spill_error` says why they fail).
         spill_rows: rows per segment (and per chunk) of a spilled log.
+        spill_backlog: at most this many sealed rows wait to be written (default
+            4 chunks): past it, the thread recording a row writes the oldest
+            waiting chunk itself, with the scheduler's lock held, so a flood of
+            rows slows down to what the disk takes instead of filling the memory.
+            While writes fail, rows pile up in memory instead (never lost).
     """
 
     def __init__(
@@ -187,6 +331,7 @@ class EventLog:
         time_origin: float = 0.0,
         spill: str | os.PathLike[str] | None = None,
         spill_rows: int = 16_384,
+        spill_backlog: int | None = None,
     ) -> None:
         if max_rows is not None and (
             isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
@@ -203,7 +348,18 @@ class EventLog:
         if spill is not None:
             if isinstance(spill_rows, bool) or not isinstance(spill_rows, int) or spill_rows < 1:
                 raise ValueError(f"spill_rows={spill_rows!r}: expected a positive integer")
-            self._spill = _Spill(spill, self.time_origin)
+            if spill_backlog is None:
+                spill_backlog = BACKLOG_CHUNKS * spill_rows
+            elif (
+                isinstance(spill_backlog, bool)
+                or not isinstance(spill_backlog, int)
+                or spill_backlog < spill_rows
+            ):
+                raise ValueError(
+                    f"spill_backlog={spill_backlog!r}: expected rows (an int) of at least "
+                    f"one chunk (spill_rows={spill_rows})"
+                )
+            self._spill = _Spill(spill, self.time_origin, spill_backlog)
             self._chunk_size = spill_rows
         self._chunks: list[_Chunk] = []
         self._rows: list[Row] = []
@@ -234,14 +390,19 @@ class EventLog:
         return self._seq
 
     def _parts(
-        self, start: int | None, stop: int | None
+        self, start: int | None, stop: int | None, *, held: bool = False
     ) -> tuple[list[_Chunk], list[Row], int, int, int]:
-        """A consistent view: chunks, tail rows, the tail's first seq, and seq ``lo:hi`` to read."""
+        """A consistent view: chunks, tail rows, the tail's first seq, and seq ``lo:hi`` to read.
+
+        ``held``: every row still held in memory, also those beyond ``max_rows`` that a
+        spill keeps until they are on disk (readers of a bounded log see only the newest
+        ``max_rows``).
+        """
         with self._lock:
             chunks = list(self._chunks)
             tail = self._rows[:]
             tail_first = self._seq - len(tail)
-            lowest = self._seq - len(self)
+            lowest = self._first if held else self._seq - len(self)
         end = tail_first + len(tail)
         lo = lowest if start is None else min(max(lowest, start), end)
         hi = end if stop is None else min(end, stop)
@@ -275,9 +436,14 @@ class EventLog:
         Full chunks are compacted once (in the background, or here if not yet),
         so repeated calls only convert the newest rows.
         """
+        return self._frame_of(*self._parts(start, stop))
+
+    def _frame_of(
+        self, chunks: list[_Chunk], tail: list[Row], tail_first: int, lo: int, hi: int
+    ) -> pd.DataFrame:
+        """The frame of seq ``lo:hi`` from a view taken by :meth:`_parts`."""
         from .logframe import Compact, concat_columns, frame_of, slice_columns
 
-        chunks, tail, tail_first, lo, hi = self._parts(start, stop)
         parts = []
         for chunk in chunks:
             if chunk.first + len(chunk) <= lo or chunk.first >= hi:
@@ -390,10 +556,20 @@ class EventLog:
         rows = self._rows
         if not rows:
             return
-        chunk = _Chunk(self._seq - len(rows), rows, self._spill)
+        spill = self._spill
+        chunk = _Chunk(self._seq - len(rows), rows, spill)
         self._chunks.append(chunk)
         self._rows = []
         self._trim()
+        if spill is not None:
+            spill.seal(chunk)
+            if spill.unwritten > spill.backlog and spill.error is None:
+                # Backpressure: rows come faster than the disk takes them. Writing the oldest
+                # chunk here holds this scheduler up for one segment write (tens of ms)
+                # instead of letting memory grow without bound. Not while writes fail: the
+                # scheduler keeps going, and the rows wait in memory.
+                spill.drain(spill.backlog)
+                self._trim()
         compact_later(chunk)
 
     def _trim(self) -> None:
@@ -414,44 +590,102 @@ class EventLog:
 
     @property
     def spill_error(self) -> BaseException | None:
-        """Why writing a segment failed (the spill then stops; rows stay in memory)."""
+        """Why writing a segment is failing (``None`` while writes succeed).
+
+        The chunk that failed, and every later one, stay in memory (a bounded log
+        keeps them beyond ``max_rows``); each later chunk and :meth:`flush` retry the
+        write, in order, and the spill resumes once one succeeds.
+        """
         return None if self._spill is None else self._spill.error
+
+    @property
+    def unwritten(self) -> int:
+        """Rows recorded but not yet on disk (0 without a spill directory)."""
+        if self._spill is None:
+            return 0
+        return self._seq - self._spill.written
 
     def flush(self, timeout: float | None = 30.0) -> bool:
         """Write every row recorded so far to the spill directory (the partial tail too).
 
-        Returns False if that did not finish within ``timeout`` seconds. Without
-        a spill directory, it only waits for the compaction of sealed chunks.
+        Returns True once they are all on disk. Returns False if a segment could
+        not be written (:attr:`spill_error` says why; the rows stay in memory and
+        the next flush tries again) or ``timeout`` seconds passed first. Without a
+        spill directory, it only waits for the compaction of sealed chunks.
         """
         from .compactor import wait_compacted
 
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             self._seal()
-        return wait_compacted(timeout)
+        if self._spill is None:
+            return wait_compacted(timeout)
+        ok = self._spill.drain(report=True, deadline=deadline)
+        with self._lock:
+            self._trim()
+        return ok
 
-    def close_spill(self) -> None:
-        """Flush, then record the totals in the spill directory (at the scheduler's shutdown)."""
-        if self._spill is not None:
-            self.flush()
-            self._spill.close()
+    def close_spill(self, timeout: float | None = None) -> bool:
+        """Write what is left, then close the spill directory (at the scheduler's shutdown).
+
+        The directory is closed *complete* only when every row is on disk. Rows
+        that could not be written (the disk is full) are recorded in its manifest
+        as missing, with the reason, and a :class:`~tempsched_lab.logfiles.
+        IncompleteLogWarning` says so: ``read_log(directory)`` then refuses it
+        instead of passing it off as the whole log, and :meth:`history` still has
+        the rows. Returns True when complete (and without a spill directory).
+        """
+        if self._spill is None:
+            return True
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            self._seal()
+            recorded = self._seq
+        return self._spill.close(recorded, deadline)
 
     def history(self) -> pd.DataFrame:
         """Every row ever recorded: the spill directory's segments, then what is in memory.
 
         Without a spill directory (or before anything was spilled) it is :meth:`to_frame`.
+        Safe while the log grows: what is in memory is taken first, then the disk is
+        read; a chunk leaves memory only once its segment is written, so every row is
+        in one of the two.
         """
         if self._spill is None:
             return self.to_frame()
-        from .compactor import wait_compacted
-        from .logfiles import concat_frames, read_log
+        from .logfiles import LogFileError, concat_frames
+        from .logfiles.spill import INCOMPLETE_ATTR, _read_spill
 
-        wait_compacted(30.0)
-        on_disk = read_log(self._spill.directory) if self._spill.writer.segments else None
-        start = 0 if on_disk is None else int(on_disk["seq"].iloc[-1]) + 1 if len(on_disk) else 0
-        tail = self.to_frame(start=start)
-        frame = tail if on_disk is None else concat_frames([on_disk, tail])
+        view = self._parts(None, None, held=True)
+        held_from = view[3]
+        memory = self._frame_of(*view)
+        if not held_from:
+            return memory
+        on_disk = _read_spill(Path(self._spill.directory), "keep")
+        on_disk.attrs.pop(INCOMPLETE_ATTR, None)  # the rows it lacks are held in memory
+        stop = int(on_disk["seq"].iloc[-1]) + 1 if len(on_disk) else 0
+        if stop < held_from:
+            raise LogFileError(
+                f"{self._spill.directory}: holds rows up to seq {stop - 1} but memory starts at "
+                f"seq {held_from}: rows seq {stop}..{held_from - 1} are lost (was the "
+                "directory changed?)"
+            )
+        if stop > held_from:
+            on_disk = on_disk[on_disk["seq"] < held_from]
+        frame = concat_frames([on_disk, memory])
         frame.attrs[ORIGIN_ATTR] = self.time_origin
         return frame
+
+    def _inherited_by_fork(self, lock: threading.Lock, reason: str) -> None:
+        """In a child process after ``os.fork()``: a fresh lock, no spilling, no subscribers.
+
+        The parent keeps writing the spill directory; subscriber threads stayed there.
+        """
+        self._lock = lock
+        self._subs = []
+        self._fans = bool(self._taps)
+        if self._spill is not None:
+            self._spill.refuse(reason)
 
     def _fan_out(self, seq: int, row: Row) -> None:
         for tap in self._taps:
@@ -495,14 +729,13 @@ class EventLog:
         return f"<EventLog {len(self)} rows, {self.dropped} dropped>"
 
 
-def read_log(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read a log written by ``to_csv``/``to_parquet``; same dtypes as ``to_frame()``.
-
-    The format is chosen by the file's suffix (``.parquet``/``.pq``, else CSV).
+def read_log(path: str | os.PathLike[str], *, on_incomplete: str = "raise") -> pd.DataFrame:
+    """Read a log written by ``to_csv``/``to_parquet``, or a spill directory; same dtypes as
+    ``to_frame()``. See :func:`tempsched_lab.logfiles.read_log` (``on_incomplete`` too).
     """
     from .logfiles import read_log as read
 
-    frame: pd.DataFrame = read(path)
+    frame: pd.DataFrame = read(path, on_incomplete=on_incomplete)
     return frame
 
 

@@ -1305,7 +1305,9 @@ class Scheduler:
         # after the runs in flight: subscribers also receive their finish rows
         self.log.close_subscriptions(timeout=_remaining(deadline) if wait else 0.0)
         if wait:
-            self.log.close_spill()  # every row on disk, and the totals recorded
+            # every row on disk and the totals recorded; or, rows that could not be
+            # written named in the directory as missing, with a warning
+            self.log.close_spill(timeout=_remaining(deadline))
         return dropped
 
     def _close_locked(self) -> list[TaskStatus]:

@@ -10,7 +10,8 @@
   (:class:`TruncatedLogError`, "holds 11 of 20 rows"), a damaged column, an
   impossible value (naming the column, the row and the value).
 * :class:`SegmentWriter` spills a growing log to a directory of Parquet
-  segments; ``read_log(directory)`` reads them back as one frame.
+  segments; ``read_log(directory)`` reads them back as one frame, and refuses
+  (:class:`IncompleteLogError`) a directory closed without every row.
 
 Any text survives: empty strings (not missing), ``"None"``, ``"NA"``, quotes,
 commas, bare ``\\r``, lone surrogates. See ``docs/event-log.md`` ("Files").
@@ -32,10 +33,16 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .atomic import atomic_path
+from .atomic import atomic_path, remove_stale_temporaries
 from .csvfile import MAGIC as CSV_MAGIC
 from .csvfile import read_csv_log, write_csv_log
-from .errors import LogFileError, TruncatedLogError, UncheckedLogWarning
+from .errors import (
+    IncompleteLogError,
+    IncompleteLogWarning,
+    LogFileError,
+    TruncatedLogError,
+    UncheckedLogWarning,
+)
 from .frames import concat_frames, normalize_frame, stored_frame
 from .meta import FORMAT_VERSION
 from .parquetfile import MAGIC as PARQUET_MAGIC
@@ -47,6 +54,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT_VERSION",
+    "IncompleteLogError",
+    "IncompleteLogWarning",
     "LogFileError",
     "SegmentWriter",
     "TruncatedLogError",
@@ -54,6 +63,7 @@ __all__ = [
     "concat_frames",
     "normalize_frame",
     "read_log",
+    "read_spill",
     "write_log",
 ]
 
@@ -87,7 +97,9 @@ def write_log(
     raises :class:`LogFileError` before any file is touched; a failed write
     raises ``OSError`` naming ``path`` and the cause and leaves ``path`` as it
     was. ``fsync=False`` skips flushing to the disk (faster; a power cut may
-    then lose the file, never half of it).
+    then lose the file, never half of it). Temporary files that an earlier,
+    killed write of the same ``path`` left behind are removed once stale (see
+    :func:`~.atomic.remove_stale_temporaries`).
 
     >>> import tempfile
     >>> from tempsched_lab import EventLog
@@ -105,24 +117,37 @@ def write_log(
     data = stored_frame(frame, source="frame")
     data.attrs = dict(frame.attrs)
     write = write_csv_log if kind == "csv" else write_parquet_log
+    remove_stale_temporaries(target.parent, [target.name])
     with atomic_path(target, fsync=fsync, what="the event log") as tmp:
         write(data, tmp)
     return target
 
 
-def read_log(path: str | os.PathLike[str]) -> pd.DataFrame:
+def read_log(path: str | os.PathLike[str], *, on_incomplete: str = "raise") -> pd.DataFrame:
     """Read a log file (CSV or Parquet) or a spill directory; same dtypes as ``to_frame()``.
 
     The format is told by the file's first bytes (Parquet starts with ``PAR1``).
     Raises :class:`TruncatedLogError` for a file cut short, :class:`LogFileError`
-    for a damaged one, and warns (:class:`UncheckedLogWarning`) when reading a file
-    from before format 2, which cannot be checked.
+    for a damaged one (bytes that are not UTF-8 included, wherever they are), and
+    warns (:class:`UncheckedLogWarning`) when reading a file from before format 2,
+    which cannot be checked. A spill directory closed without every row of its log
+    raises :class:`IncompleteLogError`; ``on_incomplete="warn"`` reads the rows it
+    holds instead (see :func:`read_spill`).
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path={path!r}: expected a file or directory name (str or Path)")
     target = Path(path)
-    if target.is_dir():
-        return read_spill(target)
+    try:
+        if target.is_dir():
+            return read_spill(target, on_incomplete=on_incomplete)
+        return _read_file(target)
+    except UnicodeDecodeError as exc:
+        # Every reader turns bad bytes into a LogFileError where it knows the column; a
+        # decoding deeper down (a library's) must still name the file, never escape bare.
+        raise LogFileError(f"{target}: holds bytes that are not valid UTF-8 ({exc})") from None
+
+
+def _read_file(target: Path) -> pd.DataFrame:
     source = str(target)
     with open(target, "rb") as fh:
         head = fh.read(len(CSV_MAGIC))

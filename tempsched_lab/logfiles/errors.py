@@ -1,8 +1,14 @@
-"""What goes wrong with event-log files, as exceptions and a warning of their own."""
+"""What goes wrong with event-log files, as exceptions and warnings of their own."""
 
 from __future__ import annotations
 
-__all__ = ["LogFileError", "TruncatedLogError", "UncheckedLogWarning"]
+__all__ = [
+    "IncompleteLogError",
+    "IncompleteLogWarning",
+    "LogFileError",
+    "TruncatedLogError",
+    "UncheckedLogWarning",
+]
 
 
 class LogFileError(ValueError):
@@ -16,5 +22,18 @@ class TruncatedLogError(LogFileError):
     """An event-log file that was cut short: it holds fewer rows than it was written with."""
 
 
+class IncompleteLogError(LogFileError):
+    """A spill directory closed without every row of its log: a segment could not be written.
+
+    The message names the directory, the ``seq`` range that is missing and why it
+    is missing (the error of the failed write). ``read_log(directory,
+    on_incomplete="warn")`` reads the rows that are there instead.
+    """
+
+
 class UncheckedLogWarning(UserWarning):
     """A log read without the metadata that proves it whole (a file from before format 2)."""
+
+
+class IncompleteLogWarning(UserWarning):
+    """Rows of a log are not on disk: a spill directory read or closed without all of them."""

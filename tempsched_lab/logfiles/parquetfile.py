@@ -11,6 +11,7 @@ Needs ``pyarrow`` (``pip install 'tempsched-lab[parquet]'``).
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,8 +33,13 @@ KEY = b"tempsched_lab"
 COMPRESSION = "zstd"
 
 
+#: The oldest pyarrow trusted with files users are handed: 14.0.0 and earlier run code
+#: hidden in a crafted Parquet file (CVE-2023-47248); the extras ask for >= 15.
+SAFE_PYARROW = (14, 0, 1)
+
+
 def pyarrow_parquet() -> Any:
-    """``pyarrow.parquet``, or an ImportError that says how to install it."""
+    """``pyarrow.parquet``, or an ImportError that says how to install (or upgrade) it."""
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:
@@ -41,7 +47,25 @@ def pyarrow_parquet() -> Any:
             "Parquet event-log files need pyarrow: pip install 'tempsched-lab[parquet]' "
             "(or write CSV: write_log(frame, 'log.csv'))"
         ) from exc
+    import pyarrow as pa
+
+    if _version(pa.__version__) < SAFE_PYARROW and "pyarrow_hotfix" not in sys.modules:
+        raise ImportError(
+            f"pyarrow {pa.__version__} runs code hidden in a crafted Parquet file "
+            "(CVE-2023-47248): pip install -U 'pyarrow>=15' (or import pyarrow_hotfix first)"
+        )
     return pq
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """``"14.0.1"`` as ``(14, 0, 1)``; a part that is not a number ends it (``"15.0.0.dev1"``)."""
+    parts: list[int] = []
+    for part in text.split(".")[:3]:
+        digits = part[: len(part) - len(part.lstrip("0123456789"))] if part else ""
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
 
 
 def write_parquet_log(frame: pd.DataFrame, tmp: Path, **extra: Any) -> None:
@@ -77,7 +101,8 @@ def read_parquet_log(path: Path, source: str) -> tuple[pd.DataFrame, dict[str, A
     try:
         pf = pq.ParquetFile(path, page_checksum_verification=True)
         schema_meta = pf.schema_arrow.metadata or {}
-    except (pa.ArrowException, OSError) as exc:
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        # ValueError: a column name that is not UTF-8 fails to decode (UnicodeDecodeError)
         raise LogFileError(f"{source}: its Parquet footer is damaged ({exc})") from None
     meta = None
     if KEY in schema_meta:

@@ -15,8 +15,16 @@ that is missing or damaged.
 
 What a crash can lose, on the writer's side: only rows not yet handed to
 :meth:`SegmentWriter.write`, and the chunk being written when it happened (its
-temporary file is ignored by readers). Every ``write`` that returned is on disk,
-complete, and (with ``fsync=True``, the default) survives a power cut.
+temporary file is ignored by readers, and removed once stale). Every ``write`` that
+returned is on disk, complete, and (with ``fsync=True``, the default) survives a
+power cut.
+
+A log that could not hand every row over (a segment write failed on a full disk)
+closes its directory *incomplete*: the manifest names the ``seq`` range that is
+missing and why, and :func:`read_spill` refuses it with
+:class:`~.errors.IncompleteLogError` (or, with ``on_incomplete="warn"``, reads the
+rows that are there, warns, and marks the frame in ``attrs["incomplete"]``, which
+:func:`~tempsched_lab.audit` reports). A closed directory never claims rows it lacks.
 """
 
 from __future__ import annotations
@@ -29,8 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..timescale import ORIGIN_ATTR
-from .atomic import atomic_path
-from .errors import LogFileError, UncheckedLogWarning
+from .atomic import STALE_AFTER, atomic_path, remove_stale_temporaries
+from .errors import IncompleteLogError, IncompleteLogWarning, LogFileError, UncheckedLogWarning
 from .frames import STORED, concat_frames, normalize_frame, stored_frame
 from .meta import FORMAT_VERSION, dumps, unseal
 from .parquetfile import KEY, pyarrow_parquet, read_parquet_log, write_parquet_log
@@ -38,10 +46,19 @@ from .parquetfile import KEY, pyarrow_parquet, read_parquet_log, write_parquet_l
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MANIFEST", "SegmentWriter", "read_spill"]
+__all__ = ["INCOMPLETE_ATTR", "MANIFEST", "SegmentWriter", "read_spill"]
 
 MANIFEST = "log.json"
 _SEGMENT = re.compile(r"segment-(\d{6,})\.parquet")
+#: ``frame.attrs[INCOMPLETE_ATTR]``: why rows are missing from a frame read with
+#: ``on_incomplete="warn"`` (text; :func:`tempsched_lab.audit` reports it).
+INCOMPLETE_ATTR = "incomplete"
+_ON_INCOMPLETE = ("raise", "warn")
+
+
+def _our_file(name: str) -> bool:
+    """A file a spill writes: a segment or the manifest (the targets of its temporaries)."""
+    return name == MANIFEST or _SEGMENT.fullmatch(name) is not None
 
 
 def segment_name(number: int) -> str:
@@ -139,14 +156,41 @@ class SegmentWriter:
             self.next_seq = int(seq[-1]) + 1
         return path
 
-    def close(self) -> None:
-        """Record the totals in the manifest; later ``write`` calls raise. Idempotent."""
+    def close(self, *, recorded: int | None = None, reason: str | None = None) -> None:
+        """Record the totals in the manifest; later ``write`` calls raise. Idempotent.
+
+        ``recorded``: the ``seq`` the log has reached (its ``next_seq``). When rows
+        before it were never written here (a ``write`` failed on a full disk and
+        could not be repeated), the directory is closed *incomplete*: the manifest
+        records the missing ``seq`` range and ``reason``, and :func:`read_spill`
+        refuses it with :class:`IncompleteLogError` instead of passing it off as
+        the whole log.
+
+        >>> import tempfile
+        >>> writer = SegmentWriter(tempfile.mkdtemp())
+        >>> writer.close(recorded=20, reason="No space left on device")
+        >>> read_spill(writer.directory)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tempsched_lab.logfiles.errors.IncompleteLogError: ...: the log is incomplete: rows seq 0..19 (20 rows) were never written to this directory (No space left on device); it holds 0 rows ...
+        """  # noqa: E501
+        if recorded is not None and (
+            isinstance(recorded, bool) or not isinstance(recorded, int) or recorded < 0
+        ):
+            raise ValueError(f"recorded={recorded!r}: expected the log's next seq (an int >= 0)")
         with self._lock:
             if not self.closed:
-                self._write_manifest(closed=True)  # if this raises, close() can be called again
+                missing = None
+                start = self.next_seq if self.next_seq is not None else 0
+                if recorded is not None and recorded > start:
+                    missing = {"first_seq": start, "stop_seq": recorded, "reason": reason or ""}
+                # if this raises, close() can be called again
+                self._write_manifest(closed=True, missing=missing)
                 self.closed = True
 
-    def _write_manifest(self, *, closed: bool = False) -> None:
+    def _write_manifest(
+        self, *, closed: bool = False, missing: dict[str, Any] | None = None
+    ) -> None:
         manifest = {
             "format": FORMAT_VERSION,
             "kind": "tempsched-lab spilled event log",
@@ -155,6 +199,9 @@ class SegmentWriter:
             "segments": self.segments if closed else None,
             "rows": self.rows if closed else None,
         }
+        if closed:
+            manifest["complete"] = missing is None
+            manifest["missing"] = missing
         path = self.directory / MANIFEST
         with atomic_path(path, fsync=self.fsync, what="the spill manifest") as tmp:
             tmp.write_text(dumps(manifest) + "\n", encoding="ascii")
@@ -171,17 +218,37 @@ class SegmentWriter:
         return f"<SegmentWriter {where!r}: {self.segments} segments, {self.rows} rows, {state}>"
 
 
-def read_spill(directory: str | Path) -> pd.DataFrame:
+def read_spill(directory: str | Path, *, on_incomplete: str = "raise") -> pd.DataFrame:
     """Every segment of a spill directory in order, as one frame equal to the whole log.
 
     An open directory (its writer still running, or crashed) reads every segment
-    written so far; a closed one must hold exactly the segments it recorded.
+    written so far; a closed one must hold exactly the segments it recorded. A
+    directory closed *incomplete* (rows that could not be written, see
+    :meth:`SegmentWriter.close`) raises :class:`IncompleteLogError` naming the
+    missing rows, or with ``on_incomplete="warn"`` gives the rows that are there
+    with an :class:`IncompleteLogWarning` and the reason in
+    ``frame.attrs["incomplete"]`` (which :func:`~tempsched_lab.audit` reports).
+
+    Temporary files of writes that were killed are removed on the way: in a
+    closed directory all of them, in an open one those older than
+    :data:`~.atomic.STALE_AFTER` seconds.
     """
+    if on_incomplete not in _ON_INCOMPLETE:
+        raise ValueError(f"on_incomplete={on_incomplete!r}: expected 'raise' or 'warn'")
+    return _read_spill(Path(directory), on_incomplete)
+
+
+def _read_spill(directory: Path, on_incomplete: str) -> pd.DataFrame:
+    """:func:`read_spill`; ``on_incomplete="keep"`` (for the log's own history, which holds
+    the missing rows in memory) marks the frame without a warning."""
     import warnings
 
-    directory = Path(directory)
     source = str(directory)
     manifest = _read_manifest(directory)
+    closed = manifest if manifest is not None and manifest["closed"] else None
+    # a closed directory has no write under way: any temporary file in it is a leftover
+    stale = 0.0 if closed is not None else STALE_AFTER
+    remove_stale_temporaries(directory, _our_file, older_than=stale)
     found = {int(m.group(1)): p for p in directory.iterdir() if (m := _SEGMENT.fullmatch(p.name))}
     if manifest is None:
         if not found:
@@ -192,13 +259,13 @@ def read_spill(directory: str | Path) -> pd.DataFrame:
             stacklevel=3,
         )
     expected = max(found, default=0)
-    if manifest is not None and manifest["closed"]:
-        if expected > manifest["segments"]:
+    if closed is not None:
+        if expected > closed["segments"]:
             raise LogFileError(
                 f"{source}: holds {segment_name(expected)} but the log was closed after "
-                f"{manifest['segments']} segments"
+                f"{closed['segments']} segments"
             )
-        expected = manifest["segments"]
+        expected = closed["segments"]
     frames: list[pd.DataFrame] = []
     for number in range(1, expected + 1):
         path = found.get(number)
@@ -207,11 +274,18 @@ def read_spill(directory: str | Path) -> pd.DataFrame:
         frame, meta = read_parquet_log(path, f"{source}: segment {number} ({path.name})")
         _check_segment(frame, meta, number, frames, manifest, path, source)
         frames.append(frame)
-    if manifest is not None and manifest["closed"]:
+    incomplete = None
+    if closed is not None:
         total = sum(len(f) for f in frames)
-        if total != manifest["rows"]:
+        if total != closed["rows"]:
             raise LogFileError(
-                f"{source}: holds {total} rows; the log was closed with {manifest['rows']}"
+                f"{source}: holds {total} rows; the log was closed with {closed['rows']}"
+            )
+        incomplete = _incomplete(closed, source)
+        if incomplete is not None and on_incomplete == "raise":
+            raise IncompleteLogError(
+                f"{incomplete}; it holds {total:,} rows in {len(frames)} segments: "
+                "read_log(directory, on_incomplete='warn') reads them"
             )
     if not frames:
         empty = normalize_frame(_empty_stored())
@@ -220,7 +294,28 @@ def read_spill(directory: str | Path) -> pd.DataFrame:
     out.attrs = dict(frames[-1].attrs)
     if manifest is not None:
         out.attrs[ORIGIN_ATTR] = manifest["time_origin"]
+    if incomplete is not None:
+        out.attrs[INCOMPLETE_ATTR] = incomplete
+        if on_incomplete == "warn":
+            warnings.warn(incomplete, IncompleteLogWarning, stacklevel=3)
     return out
+
+
+def _incomplete(manifest: dict[str, Any], source: str) -> str | None:
+    """What a closed manifest says is missing, as a sentence; ``None`` for a whole log."""
+    if manifest.get("complete", True):
+        return None
+    missing = manifest.get("missing")
+    if not isinstance(missing, dict):
+        return f"{source}: the log is incomplete (its manifest does not say which rows are missing)"
+    first, stop = missing.get("first_seq"), missing.get("stop_seq")
+    reason = missing.get("reason") or "no reason recorded"
+    if not isinstance(first, int) or not isinstance(stop, int):
+        return f"{source}: the log is incomplete ({reason}; its manifest does not say which rows)"
+    return (
+        f"{source}: the log is incomplete: rows seq {first}..{stop - 1} ({stop - first:,} rows) "
+        f"were never written to this directory ({reason})"
+    )
 
 
 def _read_manifest(directory: Path) -> dict[str, Any] | None:
