@@ -12,13 +12,14 @@ the first frame.
 from __future__ import annotations
 
 import gc
+import math
 from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .schema import COLUMNS, COMMON, DERIVED, KINDS, LAYOUTS, ORIGINS, STORES
+from .schema import COLUMNS, COMMON, DERIVED, KINDS, LAYOUTS, ORIGINS, STORES, Store
 
 __all__ = ["Columns", "Compact", "columns_of", "concat_columns", "frame_of", "typed_frame"]
 
@@ -82,8 +83,11 @@ class Compact:
             fields = list(zip(*part, strict=True))  # rows of one kind have one length
             arrays: dict[str, np.ndarray] = {"idx": idx.astype(np.int32)}
             for name, values in zip(COMMON + LAYOUTS[kind], fields[1:], strict=True):
-                store = _STORE_OF.get(name, "float")
-                arrays[name] = np.asarray(values, dtype=STORES[store].numpy)
+                spec = STORES[_STORE_OF.get(name, "float")]
+                try:
+                    arrays[name] = np.asarray(values, dtype=spec.numpy)
+                except OverflowError:  # an ID no task can have (cancel(2**63)): missing, and
+                    arrays[name] = _in_range(values, spec)  # every other row kept as it is
             self.parts[code] = arrays
 
     def rows(self) -> list[Row]:
@@ -116,6 +120,33 @@ class Compact:
 
 
 _STORE_OF = {c.name: c.store for c in COLUMNS}
+
+
+def _in_range(values: Sequence[Any], spec: Store) -> np.ndarray:
+    """An integer column whose values do not all fit its dtype: those that do not are missing.
+
+    A row stores whatever integer it was given (``cancel()`` records the ID asked for, and
+    any int is a valid question: its answer is "not found"); the frame's integer columns are
+    int64. Before this, one such row made every ``to_frame()`` raise ``OverflowError``.
+
+    >>> _in_range([3, 2**63, -2**63 - 1, -5], STORES["int"]).tolist()
+    [3, -1, -1, -5]
+    >>> _in_range([1.5, 10**400, None], STORES["float"]).tolist()
+    [1.5, nan, nan]
+    """
+    if spec.numpy == "float64":
+        return np.asarray([_float_or_nan(v) for v in values], dtype=np.float64)
+    info = np.iinfo(spec.numpy)
+    missing = spec.missing if isinstance(spec.missing, int) else 0
+    kept = [v if info.min <= v <= info.max else missing for v in values]
+    return np.asarray(kept, dtype=spec.numpy)
+
+
+def _float_or_nan(value: Any) -> float:
+    try:
+        return float(value) if value is not None else math.nan
+    except OverflowError:
+        return math.nan
 
 
 def _plain(values: np.ndarray) -> list[Any]:
