@@ -59,6 +59,10 @@ TRANSITIONS = {
         datetime(2026, 9, 6, 4, tzinfo=UTC),
     ],
     "UTC": [datetime(2026, 6, 1, tzinfo=UTC)],
+    # a whole calendar day skipped (the date line moved): 2011-12-30, 2011-12-30, 1993-08-21
+    "Pacific/Apia": [datetime(2011, 12, 30, 10, tzinfo=UTC)],
+    "Pacific/Fakaofo": [datetime(2011, 12, 30, 11, tzinfo=UTC)],
+    "Pacific/Kwajalein": [datetime(1993, 8, 21, 12, tzinfo=UTC)],
 }
 
 
@@ -752,6 +756,93 @@ def test_a_cron_misfire_after_a_weekend_asleep():
     assert (once.missed, wall(once.due)) == (0, "2026-03-30 09:00 CEST")
     on_time = plan_rearm(trigger, last, ts(2026, 3, 30, 8), "skip")
     assert on_time == Rearm(ts(2026, 3, 30, 9), 0, 0, None)
+
+
+# -- a skipped calendar day, the end of the calendar (issue 24, R11 and R12) --------------------
+SKIPPED_DAYS = [
+    ("Pacific/Apia", date(2011, 12, 30)),
+    ("Pacific/Fakaofo", date(2011, 12, 30)),
+    ("Pacific/Kwajalein", date(1993, 8, 21)),
+]
+
+
+@pytest.mark.parametrize(("zone", "skipped"), SKIPPED_DAYS)
+@pytest.mark.parametrize("expression", ["0 0 * * *", "30 0 * * *", "0 9 * * *", "59 23 * * *"])
+def test_r11_a_daily_job_goes_on_after_a_zone_skips_a_whole_day(zone, skipped, expression):
+    tz = ZoneInfo(zone)
+    trigger = CronTrigger(expression, tz=zone)
+    before = datetime.combine(skipped - timedelta(days=3), datetime.min.time(), tz).timestamp()
+    got = [datetime.fromtimestamp(t, tz) for t in trigger.next_times(before, 8)]
+    assert len(got) == 8, "the job stopped"
+    days = [t.date() for t in got]
+    assert skipped not in days  # that day has no wall time at all
+    after = skipped + timedelta(days=1)
+    # cron's rule for a wall time that does not exist: it runs when the gap ends, at the
+    # first instant of the next day; that day's own run follows (or is that same instant)
+    assert datetime(after.year, after.month, after.day, tzinfo=tz) in got
+    assert all(t.time() == got[-1].time() for t in got if t.date() > after)
+    assert days[-1] >= after + timedelta(days=3)
+
+
+def test_r11_a_daily_cron_task_on_a_virtual_clock_outlives_the_skipped_day():
+    apia = ZoneInfo("Pacific/Apia")
+    start = datetime(2011, 12, 27, 12, tzinfo=apia).timestamp()
+    clock = VirtualClock(start=start)
+    s = Scheduler(clock)
+    runs: list[float] = []
+    tid = s.schedule(lambda: runs.append(clock.now()), cron="0 0 * * *", tz="Pacific/Apia")
+    clock.run_until(start + 7 * DAY)  # seven real days: to 2012-01-04 12:00, one date skipped
+    assert [wall(t, apia)[:10] for t in runs] == [
+        "2011-12-28", "2011-12-29", "2011-12-31", "2012-01-01", "2012-01-02", "2012-01-03",
+        "2012-01-04",
+    ]  # fmt: skip
+    assert s.status(tid).state.name == "PENDING"  # before the fix: DONE after Dec 29
+    s.shutdown()
+
+
+def test_r11_an_error_in_the_walk_is_not_read_as_no_fire_time_left(monkeypatch):
+    from tempsched_lab.triggers import cron
+
+    def broken(wall, zone):
+        raise ValueError("a bug in the gap search")
+
+    monkeypatch.setattr(cron, "_after_gap", broken)
+    trigger = CronTrigger("30 2 * * *", tz="Europe/Paris")
+    with pytest.raises(ValueError, match="a bug in the gap search"):
+        trigger.next_after(ts(2026, 3, 28, 12))  # 02:30 does not exist on the 29th
+
+
+END = [
+    ("59 23 31 12 *", (9999, 12, 31, 12, 0), (9999, 12, 31, 23, 59)),
+    ("59 23 31 12 *", (9999, 12, 31, 23, 58), (9999, 12, 31, 23, 59)),
+    ("* * * * *", (9999, 12, 31, 23, 58), (9999, 12, 31, 23, 59)),
+    ("0 0 * * *", (9999, 12, 30, 12, 0), (9999, 12, 31, 0, 0)),
+    ("0 0 * * *", (9999, 12, 31, 20, 0), None),
+    ("* * * * *", (9999, 12, 31, 23, 59), None),
+    ("0 0 29 2 *", (9996, 3, 1, 0, 0), None),  # 9996 was the last leap year
+]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Pacific/Kiritimati"])
+@pytest.mark.parametrize(("expression", "after", "expected"), END)
+def test_r12_late_in_9999_the_remaining_fire_time_or_none(zone, expression, after, expected):
+    tz = ZoneInfo(zone)
+    trigger = CronTrigger(expression, tz=zone)
+    t = datetime(*after, tzinfo=tz).timestamp()
+    nxt = trigger.next_after(t)  # never "year 10000 is out of range"
+    if expected is None:
+        assert nxt is None
+    else:
+        assert nxt == datetime(*expected, tzinfo=tz).timestamp()
+    assert trigger.next_times(t, 3) == ([] if expected is None else [nxt])
+
+
+def test_r12_times_beyond_the_calendar():
+    trigger = CronTrigger("0 0 * * *", tz="UTC")
+    assert trigger.next_after(1e13) is None  # the year 318,857: nothing is left
+    assert trigger.next_times(1e13, 2) == []
+    first = trigger.next_after(-1e13)  # before the year 1: its first midnight that every zone has
+    assert datetime.fromtimestamp(first, UTC).isoformat() == "0001-01-02T00:00:00+00:00"
 
 
 # -- on a virtual clock ------------------------------------------------------------------------

@@ -158,7 +158,9 @@ class CronTrigger:
 
     # -- fire times -----------------------------------------------------------------
     def next_after(self, t: float) -> float | None:
-        """The first fire time strictly after ``t`` (epoch seconds), or ``None``.
+        """The first fire time strictly after ``t`` (epoch seconds), or ``None`` when none is
+        left: the calendar ends with the year 9999 (``"59 23 31 12 *"`` still fires at
+        9999-12-31 23:59; ``"0 0 * * *"`` has nothing after that day's midnight).
 
         Asking again from the time it just returned continues the same walk instead
         of starting a new one (a re-arm does exactly that): 1.3x to 1.8x faster per
@@ -194,15 +196,19 @@ class CronTrigger:
 
     def _iterate(self, t: float) -> Iterator[float]:
         whole = math.floor(t)
-        start = datetime.fromtimestamp(whole, self.zone)
-        ahead = datetime.fromtimestamp(whole + _LOOKBACK.total_seconds(), self.zone)
-        if not self._fixed_time and ahead.utcoffset() != start.utcoffset():
+        start = _wall_at(whole, self.zone)
+        if start is None:
+            if whole > 0:  # after the calendar's end (year 9999): nothing is left
+                return iter(())
+            start = _FIRST_WALL.replace(tzinfo=self.zone)  # before year 1: from its start
+        ahead = _wall_at(whole + _LOOKBACK.total_seconds(), self.zone)
+        if not self._fixed_time and ahead is not None and ahead.utcoffset() != start.utcoffset():
             # A fall-back is ahead: its second pass revisits wall times earlier than now.
             start -= _LOOKBACK
         # Fire times are whole seconds, so "after t" is "at or after floor(t) + 1"; cronsim's
         # first step is that second (fromtimestamp(t) would round 100.9999997 up to 101).
         walls = _cronsim().CronSim(self._expr5, start.replace(tzinfo=None))
-        return _instants(walls, self.zone, self._fixed_time)
+        return _instants(_until_the_end(walls), self.zone, self._fixed_time)
 
     # -- for people -------------------------------------------------------------------
     def describe(self) -> str:
@@ -237,13 +243,51 @@ class CronTrigger:
 
 def _first_after(it: Iterator[float], t: float) -> float | None:
     """The first time ``it`` yields that is strictly after ``t``, or ``None`` when it ends."""
-    try:
-        for value in it:
-            if value > t:
-                return value
-    except (OverflowError, ValueError):  # walked past datetime.max (year 9999)
-        return None
+    for value in it:
+        if value > t:
+            return value
     return None
+
+
+#: Where a walk starts for a time before the year 1: late on its first day, so that any
+#: zone (offsets stay within 24 h) can tell the instant.
+_FIRST_WALL = datetime(1, 1, 1, 23, 59)
+#: The last instant a UTC datetime can show (9999-12-31 23:59:59.999999).
+_LAST_UTC = datetime.max.replace(tzinfo=timezone.utc)
+
+
+def _wall_at(t: float, zone: Zone) -> datetime | None:
+    """The wall time of instant ``t`` in ``zone``; ``None`` outside the zone's years 1-9999.
+
+    West of UTC, the last hours of 9999-12-31 are instants after the last one a UTC
+    datetime can show; their wall time is counted on from that last one.
+    """
+    try:
+        return datetime.fromtimestamp(t, zone)
+    except (OverflowError, ValueError, OSError):
+        pass
+    last = _LAST_UTC.timestamp()
+    if t <= last:
+        return None
+    try:
+        return _LAST_UTC.astimezone(zone) + timedelta(seconds=t - last)
+    except OverflowError:
+        return None
+
+
+def _until_the_end(walls: Iterator[datetime]) -> Iterator[datetime]:
+    """cronsim's wall times, ending where the calendar does.
+
+    Past 9999-12-31 cronsim's date arithmetic raises ``OverflowError``: that, and only
+    that, means no wall time is left. Any other error is a real one and propagates
+    (it once was read as "no fire time left" too, which ended daily jobs for good).
+    """
+    while True:
+        try:
+            wall = next(walls)
+        except (StopIteration, OverflowError):
+            return
+        yield wall
 
 
 def _instants(walls: Iterator[datetime], zone: Zone, fixed_time: bool) -> Iterator[float]:
@@ -284,24 +328,55 @@ def _instants(walls: Iterator[datetime], zone: Zone, fixed_time: bool) -> Iterat
 
 
 def _resolve(wall: datetime, zone: Zone) -> tuple[float, float | None, bool]:
-    """``(first instant, second instant or None, does not exist)`` of a naive wall time."""
+    """``(first instant, second instant or None, does not exist)`` of a naive wall time.
+
+    By PEP 495, ``fold=0`` reads a wall time with the offset in force before a
+    transition and ``fold=1`` with the one after. Across a fall-back (the offset
+    drops) that gives two instants, in order: the wall time exists twice. Across a
+    spring-forward (the offset grows) it gives them in the wrong order: the wall
+    time does not exist. Pure arithmetic: it also holds on the calendar's last day,
+    where a zone west of UTC has instants that no UTC datetime can show.
+    """
     first = wall.replace(tzinfo=zone).timestamp()
     later = wall.replace(tzinfo=zone, fold=1).timestamp()
     if later == first:
         return first, None, False
-    if datetime.fromtimestamp(first, zone).replace(tzinfo=None) == wall:
+    if later > first:
         return first, later, False  # it exists twice (a fall-back repeats it)
     return first, None, True  # skipped by a spring-forward
 
 
 def _after_gap(wall: datetime, zone: Zone) -> float:
-    """The instant a spring-forward ends: the first existing wall minute after ``wall``."""
-    for minutes in range(1, 24 * 60):
-        later = wall + timedelta(minutes=minutes)
-        first, _, gap = _resolve(later, zone)
+    """The instant a spring-forward ends: the first existing wall minute after ``wall``.
+
+    The jump lies between the two readings of ``wall`` (see :func:`_resolve`); it is
+    found by halving that span (whole seconds: zone data has no finer offsets), so a
+    gap of any length is crossed, including a whole skipped day (Pacific/Apia on
+    2011-12-30, Pacific/Kwajalein on 1993-08-21).
+    """
+    minute = wall
+    for _ in range(8):  # a second gap right after the first: never seen; a few suffice
+        lo = math.floor(minute.replace(tzinfo=zone, fold=1).timestamp())
+        hi = math.ceil(minute.replace(tzinfo=zone).timestamp())
+        before = _offset(lo, zone)
+        while hi - lo > 1:  # the first second whose offset is the new one
+            mid = (lo + hi) // 2
+            if _offset(mid, zone) == before:
+                lo = mid
+            else:
+                hi = mid
+        end = datetime.fromtimestamp(hi, zone).replace(tzinfo=None)  # the gap's first wall after
+        minute = end.replace(second=0, microsecond=0)
+        if minute < end:
+            minute += timedelta(minutes=1)
+        first, _, gap = _resolve(minute, zone)
         if not gap:
             return first
-    raise ValueError(f"no existing wall time within a day after {wall} in {zone}")
+    raise RuntimeError(f"no existing wall time found after {wall} in {zone}")  # pragma: no cover
+
+
+def _offset(t: int, zone: Zone) -> timedelta | None:
+    return datetime.fromtimestamp(t, timezone.utc).astimezone(zone).utcoffset()
 
 
 def _canonical(sim: Any, expr5: str) -> tuple[Any, ...]:
