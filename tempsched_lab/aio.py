@@ -44,13 +44,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import math
 import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from .clock import Drivable
 from .runs import in_task, run_token
@@ -59,6 +60,9 @@ from .scheduler import Scheduler
 if TYPE_CHECKING:
     from .runs import Run, Runner
     from .task import TaskStatus
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 __all__ = [
     "AsyncScheduler",
@@ -80,6 +84,13 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
+
+
+def _closed_loop_error(loop: asyncio.AbstractEventLoop) -> RuntimeError:
+    return RuntimeError(
+        f"the event loop {loop!r} was closed: nothing can run on it any more; create the "
+        "scheduler again on a running loop"
+    )
 
 
 def _the_loop(loop: object, who: str) -> asyncio.AbstractEventLoop:
@@ -274,6 +285,12 @@ class LoopDriver:
         """True on the loop's thread: blocking there would stop the loop this driver needs."""
         return _running_loop() is self._loop
 
+    def lost(self) -> BaseException | None:
+        """Why this driver can never fire again (its loop was closed), or ``None``."""
+        if not self._loop.is_closed():
+            return None
+        return _closed_loop_error(self._loop)
+
     # -- on the loop ----------------------------------------------------------------
     def _soon(self, callback: Callable[[], None]) -> None:
         if _running_loop() is self._loop:
@@ -429,6 +446,16 @@ class LoopLauncher:
         with self._lock:
             return self._backlog[0][2] if self._backlog else None
 
+    def abandon_if_closed(self) -> None:
+        """Runs handed over but never started on a loop closed since: recorded as not started."""
+        if not self._loop.is_closed():
+            return
+        with self._lock:
+            left = list(self._backlog)
+            self._backlog.clear()
+        for task, due, _ in left:
+            self._runner.not_started(task, due, _closed_loop_error(self._loop))
+
     def busy(self) -> bool:
         return False  # coroutine runs in flight are the scheduler's running tasks
 
@@ -533,6 +560,26 @@ def _check_timeout(timeout: object) -> float | None:
     return float(timeout)
 
 
+def _refusing_a_closed_loop(
+    method: Callable[Concatenate[Scheduler, P], R],
+) -> Callable[Concatenate[Scheduler, P], R]:
+    """``method``, raising :class:`~tempsched_lab.SchedulerClosedError` on a closed loop.
+
+    The loop's closing ends what it held (runs in flight fail with ``CancelledError``)
+    and makes the scheduler's driver dead, as a dead worker thread would: the error says
+    the loop was closed, instead of an ID that never runs.
+    """
+
+    def checked(self: Scheduler, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        loop = self.loop
+        if loop is not None and loop.is_closed():
+            self._end_closed_loops()
+        return method(self, *args, **kwargs)
+
+    functools.update_wrapper(checked, method)  # its name, docstring and signature
+    return checked
+
+
 class AsyncScheduler(Scheduler):
     """A :class:`~tempsched_lab.Scheduler` that lives on an event loop: no worker thread.
 
@@ -575,6 +622,13 @@ class AsyncScheduler(Scheduler):
             loop=loop,
             **options,
         )
+
+    # A closed loop is a dead driver: nothing scheduled could ever run. Asking the loop costs
+    # one attribute read per request, paid by this class only (asyncio has no hook on close).
+    schedule = _refusing_a_closed_loop(Scheduler.schedule)
+    schedule_decision = _refusing_a_closed_loop(Scheduler.schedule_decision)
+    schedule_many = _refusing_a_closed_loop(Scheduler.schedule_many)
+    submit_request = _refusing_a_closed_loop(Scheduler.submit_request)
 
     async def idle(self, timeout: float | None = None) -> bool:
         """Wait until nothing is pending or running; False on timeout (:func:`wait_idle_async`)."""

@@ -65,10 +65,12 @@ class RunHost(Protocol):
 class Runner:
     """Runs tasks for one scheduler, in whatever thread an executor gives it."""
 
-    __slots__ = ("_host",)
+    __slots__ = ("_awaiting", "_host")
 
     def __init__(self, host: RunHost) -> None:
         self._host = host
+        #: coroutine runs in flight on an event loop: their future -> (task, due, start, loop)
+        self._awaiting: dict[Any, tuple[Task, float, float, asyncio.AbstractEventLoop]] = {}
 
     @property
     def token(self) -> int:
@@ -125,7 +127,11 @@ class Runner:
                 host.run_ended(task, due, started, result, None)
             return None
 
+        awaiting = self._awaiting
+
         def done(fut: Any) -> None:
+            if awaiting.pop(fut, None) is None:
+                return  # already ended as abandoned: its loop was closed under it
             try:
                 exc = fut.exception() if not fut.cancelled() else asyncio.CancelledError()
                 result = None if exc is not None else fut.result()
@@ -134,12 +140,33 @@ class Runner:
             host.run_ended(task, due, started, result, exc)
 
         if _loop_of_this_thread() is loop:  # a loop-driven clock runs us on the loop itself
-            on_loop = loop.create_task(_awaited(awaitable, token))
-            on_loop.add_done_callback(done)
-            return on_loop
-        crossing = asyncio.run_coroutine_threadsafe(_awaited(awaitable, token), loop)
-        crossing.add_done_callback(done)
-        return crossing
+            in_flight: Any = loop.create_task(_awaited(awaitable, token))
+        else:
+            in_flight = asyncio.run_coroutine_threadsafe(_awaited(awaitable, token), loop)
+        awaiting[in_flight] = (task, due, started, loop)  # before its end can be reported
+        in_flight.add_done_callback(done)
+        return in_flight
+
+    def abandon_closed_loops(self) -> int:
+        """End every coroutine run whose event loop was closed under it; returns how many.
+
+        A loop closed with ``loop.close()`` while a coroutine awaits never resumes it
+        and never calls its done callbacks: the run would stay RUNNING for good and a
+        ``shutdown(wait=True)`` would wait for it forever. Such a run is recorded as
+        failed with ``asyncio.CancelledError``, as ``asyncio.run`` does when it cancels
+        what is left before closing its loop.
+        """
+        import asyncio
+
+        ended = 0
+        for fut, (task, due, started, loop) in list(self._awaiting.items()):
+            if loop.is_closed() and self._awaiting.pop(fut, None) is not None:
+                error = asyncio.CancelledError(
+                    f"the event loop {loop!r} was closed while this run was awaiting on it"
+                )
+                self._host.run_ended(task, due, started, None, error)
+                ended += 1
+        return ended
 
     def run_remote(self, executor: Executor, task: Task, due: float, dispatched: float) -> None:
         """Hand the action to an external executor; the start is the hand-over."""

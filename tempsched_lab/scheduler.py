@@ -1255,13 +1255,40 @@ class Scheduler:
                 "for itself; from a task or an event loop callback, do not wait (or await "
                 "tempsched_lab.aio.wait_idle_async(scheduler))"
             )
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._wait_until(lambda: self._idle() or self._worker_error is not None, deadline)
         with self._lock:
-            return (
-                self._settled.wait_for(
-                    lambda: self._idle() or self._worker_error is not None, timeout
-                )
-                and self._idle()
-            )
+            return self._idle()
+
+    def _wait_until(self, ready: Callable[[], bool], deadline: float | None) -> bool:
+        """Wait until ``ready()`` (read under the lock) or ``deadline``; the lock is not held.
+
+        In slices of :data:`_PROBE_S`: between two, what a closed event loop holds is
+        ended (:meth:`_end_closed_loops`), so a loop closed under a coroutine run never
+        leaves a waiter hanging.
+        """
+        while True:
+            left = _remaining(deadline)
+            with self._lock:
+                if self._settled.wait_for(ready, _PROBE_S if left is None else min(left, _PROBE_S)):
+                    return True
+            if deadline is not None and time.monotonic() >= deadline:
+                with self._lock:
+                    return ready()
+            self._end_closed_loops()
+
+    def _end_closed_loops(self) -> None:
+        """Runs awaiting on an event loop that was closed can never end; a driver on one never
+        fires again. Record such runs as failed (``CancelledError``) and such a driver as
+        dead, so that ``schedule()`` raises and nobody waits for them forever."""
+        self._runner.abandon_closed_loops()
+        abandon = getattr(self._launcher, "abandon_if_closed", None)
+        if abandon is not None:
+            abandon()
+        lost = getattr(self._driver, "lost", None)
+        error = lost() if lost is not None else None
+        if error is not None and self._worker_error is None:
+            self.driver_died(error)
 
     def shutdown(
         self, wait: bool = True, timeout: float | None = None, cancel_pending: bool = True
@@ -1288,15 +1315,21 @@ class Scheduler:
                 "tempsched_lab.aio.shutdown_async(scheduler) on an event loop"
             )
         deadline = None if timeout is None else time.monotonic() + timeout
-        dropped: list[TaskStatus] = []
         with self._lock:
-            if not self._closed:
-                if not cancel_pending and self._driver.blocking and not self._idle():
-                    self._draining = True  # the last run to end closes the scheduler
-                    if not wait:
-                        return []
-                    self._settled.wait_for(lambda: self._closed, _remaining(deadline))
-                dropped = self._close_locked()
+            drain = (
+                not self._closed
+                and not cancel_pending
+                and self._driver.blocking
+                and not self._idle()
+            )
+            if drain:
+                self._draining = True  # the last run to end closes the scheduler
+                if not wait:
+                    return []
+        if drain:  # (a driver that died, a closed loop, cannot drain: what is left is dropped)
+            self._wait_until(lambda: self._closed or self._worker_error is not None, deadline)
+        with self._lock:
+            dropped = self._close_locked()
         self._driver.stop()
         if wait:
             self._join(deadline)
@@ -1380,10 +1413,7 @@ class Scheduler:
         self._launcher.shutdown(wait=deadline is None, timeout=_remaining(deadline))
         if self.loop is not None and _running_loop() is self.loop:
             return
-        with self._lock:
-            self._settled.wait_for(
-                lambda: not self._running and not self._launcher.busy(), _remaining(deadline)
-            )
+        self._wait_until(lambda: not self._running and not self._launcher.busy(), deadline)
 
     def __enter__(self) -> Scheduler:
         return self
@@ -1408,6 +1438,10 @@ def _describe(task: Task) -> str | None:
         return str(trigger.describe())
     except Exception:
         return short_repr(trigger)
+
+
+#: The longest a blocking wait sleeps before it looks for runs a closed event loop stranded.
+_PROBE_S = 0.25
 
 
 def _remaining(deadline: float | None) -> float | None:

@@ -472,6 +472,109 @@ def test_wrong_clock_for_the_async_scheduler_is_named():
 
 # -- inside a real kernel ------------------------------------------------------------------
 
+# -- a closed loop (issue 24, R9 and R10) ---------------------------------------------------
+
+
+class LoopThread:
+    """An event loop running forever in a thread of its own, to be stopped and closed."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def call(self, fn, *args):
+        async def on_loop():
+            return fn(*args)
+
+        return asyncio.run_coroutine_threadsafe(on_loop(), self.loop).result(10)
+
+
+def _closing_quietly(loop) -> None:
+    """Close ``loop``; the tasks it drops are reported by asyncio's logger (not a failure)."""
+    logging.getLogger("asyncio").disabled = True
+    try:
+        loop.close()
+    finally:
+        logging.getLogger("asyncio").disabled = False
+
+
+def test_r9_a_closed_loop_is_a_dead_driver_schedule_raises_naming_it():
+    loop = asyncio.new_event_loop()
+    s = loop.run_until_complete(_make_async_scheduler())
+    s.schedule(print, delay=60, args=("never",))  # pending when the loop closes
+    loop.close()
+    for call in (
+        lambda: s.schedule(print, delay=0.01),
+        lambda: s.schedule_decision(print, delay=0.01),
+        lambda: s.schedule_many([(print, s.clock.now() + 1.0)]),
+    ):
+        with pytest.raises(SchedulerClosedError, match=r"event loop .* was closed"):
+            call()
+    assert isinstance(s.worker_error, RuntimeError)
+    assert s.shutdown(wait=True, timeout=5)[0].label == "print"  # dropped, not hanging
+    assert audit(s.log.to_frame()).ok
+
+
+async def _make_async_scheduler(**options):
+    return AsyncScheduler(**options)
+
+
+def test_r10_a_loop_closed_under_a_running_coroutine_fails_the_run_and_shutdown_returns():
+    started = threading.Event()
+    looper = LoopThread()
+
+    async def long_run():
+        started.set()
+        await asyncio.sleep(3600)
+
+    s = looper.call(AsyncScheduler)
+    tid = s.schedule(long_run, delay=0.01)
+    other = s.schedule(print, delay=3600)
+    assert started.wait(10)
+    assert s.status(tid).state is TaskState.RUNNING
+    looper.loop.call_soon_threadsafe(looper.loop.stop)
+    looper.thread.join(10)
+    _closing_quietly(looper.loop)
+    done = threading.Event()
+    result: list = []
+
+    def close():
+        result.append(s.shutdown(wait=True))  # no timeout: it must return on its own
+        done.set()
+
+    closer = threading.Thread(target=close, daemon=True)
+    closer.start()
+    assert done.wait(30), "shutdown(wait=True) hung on a closed loop"
+    assert [st.id for st in result[0]] == [other]
+    assert s.status(tid).state is TaskState.FAILED
+    assert isinstance(s.exception(tid), asyncio.CancelledError)
+    assert "was closed while this run was awaiting" in str(s.exception(tid))
+    frame = s.log.to_frame()
+    errors = frame[frame["kind"] == "error"]
+    assert errors["error"].str.startswith("CancelledError").tolist() == [True]
+    assert audit(frame).ok
+
+
+def test_r10_a_plain_scheduler_awaiting_on_a_closed_loop_does_not_hang_wait_idle():
+    looper = LoopThread()
+    started = threading.Event()
+
+    async def long_run():
+        started.set()
+        await asyncio.sleep(3600)
+
+    with Scheduler(loop=looper.loop) as s:  # a real clock; coroutines awaited on the loop
+        tid = s.schedule(long_run, delay=0.01)
+        assert started.wait(10)
+        looper.loop.call_soon_threadsafe(looper.loop.stop)
+        looper.thread.join(10)
+        _closing_quietly(looper.loop)
+        assert s.wait_idle(timeout=30)  # ended as failed, not RUNNING forever
+        assert s.status(tid).state is TaskState.FAILED
+        s.schedule(print, delay=0.01, args=("a plain scheduler goes on",))
+
+
 KERNEL_CELLS = [
     "import asyncio, warnings\n"
     "warnings.simplefilter('error', RuntimeWarning)\n"
