@@ -291,6 +291,12 @@ class RealClock:
 
 
 _UNLIMITED = 1 << 62
+#: Groups a window fires before it checks that the rest fits in its ``max_steps``.
+_CHECK_AFTER = 10_000
+#: Groups the player fires between two looks at a pause or stop (~20 ms with the log on).
+_PLAY_BATCH = 1_000
+#: The longest the player works on one slice before it looks again (a rate it cannot keep).
+_PLAY_SLICE_S = 0.05
 
 
 class LoopError(RuntimeError):
@@ -441,15 +447,58 @@ class VirtualClock:
             self._now += seconds
             return self._now
 
-    def run_until(self, t: float) -> float:
-        """Fire every group due up to and including ``t``, each at its own time; end at ``t``."""
+    def run_until(self, t: float, *, max_steps: int | None = 1_000_000) -> float:
+        """Fire every group due up to and including ``t``, each at its own time; end at ``t``.
+
+        At most ``max_steps`` groups (``None``: no limit): a window that holds more (a 1 s
+        periodic task and ``advance(1e9)``) raises :class:`LoopError` instead of holding
+        the thread for hours. It raises early, after the first 10,000 groups, when the
+        periodic tasks alone would fire more than the rest of ``max_steps``; otherwise
+        once ``max_steps`` groups fired. The groups fired stay fired, exactly as stepping
+        would have fired them, and the clock stays at the last one: calling again goes on.
+        """
         t = _finite("t", t)
+        limit = _UNLIMITED if max_steps is None else _positive_int("max_steps", max_steps)
         with self._lock:
             if t < self._now:
                 raise ValueError(f"t={t!r} is before now={self._now!r}: time can't go backwards")
-            self._run_window(t, _UNLIMITED)
+            start = self._now
+            fired = self._run_window(t, min(limit, _CHECK_AFTER))
+            if fired == _CHECK_AFTER < limit and self._due_by(t):
+                ahead = self._periodic_groups_until(t)
+                if ahead > limit - fired:
+                    raise self._too_many(start, t, fired, limit, ahead)
+                fired += self._run_window(t, limit - fired)
+            if fired >= limit and self._due_by(t):
+                raise self._too_many(start, t, fired, limit, None)
             self._now = max(self._now, t)
             return self._now
+
+    def _due_by(self, t: float) -> bool:
+        nxt = self.next_time()
+        return nxt is not None and nxt <= t
+
+    def _periodic_groups_until(self, t: float) -> int:
+        """At least how many groups the attached schedulers' periodic tasks fire up to ``t``."""
+        total = 0
+        for driver in list(self._drivers):
+            count = getattr(driver.target, "periodic_runs_until", None)
+            if count is not None:
+                total += count(t)
+        return total
+
+    def _too_many(
+        self, start: float, t: float, fired: int, limit: int, ahead: int | None
+    ) -> LoopError:
+        if ahead is not None:
+            why = f"its periodic tasks alone would fire {ahead:,} more, beyond max_steps={limit:,}"
+        else:
+            why = f"it held more than max_steps={limit:,} groups"
+        return LoopError(
+            f"the window from t={start!r} to t={t!r} was stopped at t={self._now!r} after "
+            f"{fired:,} groups: {why}. The groups fired are kept (as stepping would have "
+            "fired them); go on with a shorter window, or pass max_steps=None to run it all"
+        )
 
     def _run_window(self, until: float, max_steps: int) -> int:
         """Fire groups due up to ``until`` (at most ``max_steps``); returns how many fired.
@@ -477,13 +526,16 @@ class VirtualClock:
             steps += 1
         return steps
 
-    def advance(self, dt: float) -> float:
-        """Move time forward by ``dt`` seconds, firing what falls due; returns the new now."""
+    def advance(self, dt: float, *, max_steps: int | None = 1_000_000) -> float:
+        """Move time forward by ``dt`` seconds, firing what falls due; returns the new now.
+
+        At most ``max_steps`` groups, as :meth:`run_until` (``LoopError`` beyond them).
+        """
         dt = _finite("dt", dt)
         if dt < 0:
             raise ValueError(f"dt={dt!r} is negative: time can't go backwards")
         with self._lock:
-            return self.run_until(self._now + dt)
+            return self.run_until(self._now + dt, max_steps=max_steps)
 
     def run_until_idle(self, max_steps: int = 1_000_000) -> float:
         """Step until nothing is pending; returns the final time.
@@ -537,18 +589,38 @@ class VirtualClock:
 
     def _play(self, interval: float = 0.01) -> None:
         last = time.monotonic()
+        target = self._now
         while not self._stop_play.wait(interval):
             real = time.monotonic()
             rate = self._rate
             if rate <= 0:
                 break
+            target = max(target, self._now) + (real - last) * rate
+            last = real
             try:
-                self.run_until(self._now + (real - last) * rate)
+                self._play_toward(target)
             except BaseException as exc:  # keep it visible; stop playing
                 self.play_error = exc
                 self._rate = 0.0
                 break
-            last = real
+
+    def _play_toward(self, target: float) -> None:
+        """Fire what is due up to ``target``, in batches that a pause or stop can cut.
+
+        A rate the machine cannot keep (a 1 ms periodic task at a million virtual seconds
+        per real second) leaves the clock behind ``target`` at the last group it fired,
+        never skipping one; the next slice goes on from there. Each slice works at most
+        :data:`_PLAY_SLICE_S`, so ``pause()`` returns within one batch.
+        """
+        until = time.monotonic() + _PLAY_SLICE_S
+        with self._lock:
+            while True:
+                fired = self._run_window(target, _PLAY_BATCH)
+                if fired < _PLAY_BATCH:
+                    self._now = max(self._now, target)
+                    return
+                if self._stop_play.is_set() or time.monotonic() >= until:
+                    return
 
     def __repr__(self) -> str:
         return f"VirtualClock(now={self._now!r}, rate={self._rate!r})"

@@ -1012,6 +1012,21 @@ class Scheduler:
                 launcher.launch(runs)  # keeps the rest of a batch if a run is interrupted
         return fired
 
+    def periodic_runs_until(self, t: float) -> int:
+        """At least how many runs the pending periodic tasks have due up to ``t``.
+
+        A virtual clock asks before it takes on a long window (``advance(1e9)`` with a
+        1 s periodic task), to refuse it at once rather than after hours. O(pending).
+        """
+        with self._lock:
+            tasks = list(self.queue.index.values())
+        runs = 0
+        for task in tasks:
+            period = task.period
+            if period and task.due <= t:
+                runs += int((t - task.due) // period) + 1
+        return runs
+
     def woke(self, now: float, notified: bool, wait: float | None) -> None:
         """Record that the worker's wait ended."""
         with self._lock:
