@@ -622,6 +622,13 @@ class VirtualClock:
                 if self._stop_play.is_set() or time.monotonic() >= until:
                     return
 
+    def _inherited_by_fork(self) -> None:
+        """A copy in a child of ``os.fork()``: no player thread, and a lock nobody holds."""
+        self._lock = threading.RLock()
+        self._player = None
+        self._rate = 0.0
+        self._stop_play = threading.Event()
+
     def __repr__(self) -> str:
         return f"VirtualClock(now={self._now!r}, rate={self._rate!r})"
 

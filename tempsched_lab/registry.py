@@ -2,7 +2,9 @@
 
 ``Scheduler(name="...")`` replaces a live scheduler of the same name (shutting
 the old one down with a warning); without a name, inside IPython, creating a
-real-clock scheduler from the same line as a live one warns.
+real-clock scheduler from the same line as a live one warns. In a child process made
+by ``os.fork()`` the parent's schedulers become dead copies (see
+:func:`_after_fork_in_child`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,28 @@ def register(scheduler: Scheduler, name: str | None) -> tuple[str, int] | None:
             )
         return site
     return None
+
+
+def _after_fork_in_child() -> None:
+    """In a child of ``os.fork()``: every scheduler of the parent becomes a dead copy.
+
+    Its worker thread and its runs stayed in the parent; a lock one of the parent's
+    threads held at the fork would be held for good here. So each inherited scheduler
+    gets fresh locks (reading it never deadlocks) and a worker error naming the fork
+    (``schedule()`` raises instead of returning IDs that never run), never writes the
+    parent's spill directory, and forgets the parent's subscriber threads. A new
+    scheduler made in the child works as usual.
+    """
+    parent, child = _PID[0], os.getpid()
+    _PID[0] = child
+    for scheduler in list(_LIVE.values()):
+        scheduler._inherited_by_fork(parent, child)
+
+
+#: This process's ID as of the last fork seen (``[pid]``, updated in the child).
+_PID = [os.getpid()]
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _creation_site() -> tuple[str, int]:

@@ -209,6 +209,8 @@ class Scheduler:
         self._closed = False
         self._draining = False
         self._worker_error: BaseException | None = None
+        #: set in a child process of ``os.fork()``: this object is a dead copy there
+        self._forked: BaseException | None = None
         self._moments = 0
         # -- collaborators -----------------------------------------------------------
         self._requests = RequestBuilder(
@@ -1319,7 +1321,11 @@ class Scheduler:
 
         Raises ``RuntimeError`` when called with ``wait=True`` from inside one of
         this scheduler's tasks, which would wait for itself (whatever the executor).
+        In a child process of ``os.fork()`` a scheduler inherited from the parent is a
+        dead copy: this returns ``[]`` and touches nothing the parent owns.
         """
+        if self._forked is not None:
+            return []
         if wait and (
             getattr(in_task, "token", None) == self.token or self._driver.owns_current_thread()
         ):
@@ -1357,6 +1363,31 @@ class Scheduler:
             # written named in the directory as missing, with a warning
             self.log.close_spill(timeout=_remaining(deadline))
         return dropped
+
+    def _inherited_by_fork(self, parent: int, child: int) -> None:
+        """This is a copy in a child process of ``os.fork()``: make it dead, never a trap.
+
+        Called in the child before anything else runs there (one thread: no lock is
+        taken). Fresh locks, since a thread of the parent may have held one at the fork;
+        ``schedule()`` raises naming the fork (the worker thread and the runs stayed in
+        the parent); the log never writes the parent's spill directory.
+        """
+        error = RuntimeError(
+            f"this scheduler belongs to process {parent}: os.fork() copied it into process "
+            f"{child}, where its worker thread and runs do not exist; create a new "
+            "Scheduler in this process (or start processes with the 'spawn' or "
+            "'forkserver' method)"
+        )
+        lock = threading.Lock()
+        self._lock = lock
+        self._settled = threading.Condition(lock)
+        self.log._inherited_by_fork(lock, str(error))
+        after_fork = getattr(self.clock, "_inherited_by_fork", None)
+        if after_fork is not None:
+            after_fork()
+        self._forked = error
+        self._worker_error = error
+        self._closed = True
 
     def _close_locked(self) -> list[TaskStatus]:
         """Drop what is pending, mark closed and log it (once); the lock is held."""
