@@ -458,12 +458,17 @@ class VirtualClock:
         would have fired them, and the clock stays at the last one: calling again goes on.
         """
         t = _finite("t", t)
-        limit = _UNLIMITED if max_steps is None else _positive_int("max_steps", max_steps)
+        if max_steps is None:
+            limit = _UNLIMITED
+        elif type(max_steps) is int and max_steps > 0:  # the check inline: advance() in a loop
+            limit = max_steps
+        else:
+            limit = _positive_int("max_steps", max_steps)
         with self._lock:
             if t < self._now:
                 raise ValueError(f"t={t!r} is before now={self._now!r}: time can't go backwards")
             start = self._now
-            fired = self._run_window(t, min(limit, _CHECK_AFTER))
+            fired = self._run_window(t, limit if limit < _CHECK_AFTER else _CHECK_AFTER)
             if fired == _CHECK_AFTER < limit and self._due_by(t):
                 ahead = self._periodic_groups_until(t)
                 if ahead > limit - fired:
