@@ -224,6 +224,8 @@ def plot_metric(
             xs = stats.index.to_numpy(dtype="float64")
         else:
             xs = np.array([categories.index(str(v)) for v in stats.index], dtype="float64")
+            stats = stats.iloc[np.argsort(xs, kind="stable")]  # in the order the grid gave them
+            xs = np.sort(xs)
         med, lo, hi = (stats[c].to_numpy(dtype="float64") * scale for c in ("median", "min", "max"))
         if repeats > 1:
             ax.fill_between(xs, lo, hi, color=tint(color, 0.75), alpha=0.6, linewidth=0, zorder=1)
@@ -365,7 +367,10 @@ def plot_lateness_ecdf(
         )
     ax.set_xlim(left=0)
     _finish(ax, f"lateness, due → start ({unit})", None, by, handles, marks)
-    set_title(ax, title, _note(f"{len(results)} run(s) pooled", where), share=0.7)
+    sizes = sorted({len(rows) for _, rows in _groups(results, by)})
+    runs = str(sizes[0]) if sizes[0] == sizes[-1] else f"{sizes[0]} to {sizes[-1]}"
+    note = f"each line pools {runs} run(s), each weighing as many tasks as it ran"
+    set_title(ax, title, _note(note, where), share=0.7)
     return ax
 
 
