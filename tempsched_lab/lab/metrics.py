@@ -65,16 +65,22 @@ TIME_METRICS: frozenset[str] = frozenset(
 )
 
 
-def _kind_mask(frame: pd.DataFrame, kind: str) -> np.ndarray:
+def _kinds(frame: pd.DataFrame) -> Any:
+    """``kinds(name)`` -> the boolean mask of the rows of that kind (codes read once)."""
     import numpy as np
 
     column = frame["kind"]
     if hasattr(column, "cat"):
-        categories = list(column.cat.categories)
-        if kind not in categories:
-            return np.zeros(len(frame), dtype=bool)
-        return np.asarray(column.cat.codes.to_numpy() == categories.index(kind))
-    return np.asarray(column.to_numpy() == kind)
+        codes = np.asarray(column.cat.codes.to_numpy())
+        index = {name: i for i, name in enumerate(column.cat.categories)}
+
+        def mask(kind: str) -> np.ndarray:
+            code = index.get(kind)
+            return codes == code if code is not None else np.zeros(len(codes), dtype=bool)
+
+        return mask
+    values = np.asarray(column.to_numpy())
+    return lambda kind: values == kind
 
 
 def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -86,7 +92,7 @@ def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
 
 def lateness_of(frame: pd.DataFrame) -> np.ndarray:
     """The lateness of every run (due -> start, seconds), in start order."""
-    values: np.ndarray = _floats(frame, "lateness")[_kind_mask(frame, "start")]
+    values: np.ndarray = _floats(frame, "lateness")[_kinds(frame)("start")]
     return values
 
 
@@ -118,19 +124,20 @@ def run_metrics(frame: pd.DataFrame, steps: int | None = None) -> dict[str, Any]
 
     if "seq" in frame.columns and not frame["seq"].is_monotonic_increasing:
         frame = frame.sort_values("seq", kind="stable")
-    start = _kind_mask(frame, "start")
+    kind = _kinds(frame)
+    start = kind("start")
     lateness = _floats(frame, "lateness")[start]
     queue_delay = _floats(frame, "queue_delay")[start]
-    decided = _kind_mask(frame, "schedule") | _kind_mask(frame, "reject")
+    decided = kind("schedule") | kind("reject")
     cases = _floats(frame, "case")[decided]
     counts = np.bincount(cases[~np.isnan(cases)].astype("int64"), minlength=9)
-    missed = _floats(frame, "missed")[_kind_mask(frame, "missed")]
-    schedule = _kind_mask(frame, "schedule")
+    missed = _floats(frame, "missed")[kind("missed")]
+    schedule = kind("schedule")
     recurring_rows = schedule & (
         ~np.isnan(_floats(frame, "period")) | frame["trigger"].notna().to_numpy()
     )
     recurring = np.unique(_floats(frame, "task_id")[recurring_rows])
-    cancel = _kind_mask(frame, "cancel") & (frame["result"] == "cancelled").to_numpy()
+    cancel = kind("cancel") & (frame["result"] == "cancelled").to_numpy()
     cancelled_ids = _floats(frame, "task_id")[cancel]
     largest, mean = _time_weighted_depth(frame)
     t = _floats(frame, "t")
@@ -138,7 +145,7 @@ def run_metrics(frame: pd.DataFrame, steps: int | None = None) -> dict[str, Any]
     has_runs = len(lateness) > 0
     out: dict[str, Any] = {
         "runs": int(start.sum()),
-        "failed": int(_kind_mask(frame, "error").sum()),
+        "failed": int(kind("error").sum()),
         "cancelled": int((~np.isin(cancelled_ids, recurring)).sum()),
         "misfires": int(np.nansum(missed)),
         "lateness_p50": float(np.quantile(lateness, 0.5)) if has_runs else float("nan"),

@@ -13,10 +13,12 @@ executor uses:
   in dispatch order;
 * it ends ``duration_of(task)`` virtual seconds later
   (``runner.remote_ended``: the ``finish`` or ``error`` row), when its action
-  is called: an action that raises is a failed run. The end is kept on a
-  second scheduler on the same clock, with its log off: the pool's calendar.
-  At equal times the calendar fires first, so a thread that frees at *t* takes
-  work dispatched at *t*.
+  is called: an action that raises is a failed run. The ends wait in the
+  pool's :class:`Calendar`, which the virtual clock drives like a scheduler
+  (it is attached to the clock through the clock protocol,
+  :class:`~tempsched_lab.clock.Drivable`). It is attached before the
+  scheduler, so at equal times a thread that frees at *t* takes work
+  dispatched at *t*.
 
 >>> from tempsched_lab import Scheduler, VirtualClock
 >>> clock = VirtualClock()
@@ -36,17 +38,66 @@ b
 from __future__ import annotations
 
 import collections
+import heapq
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
-
-from ..scheduler import Scheduler
 
 if TYPE_CHECKING:
     from ..clock import VirtualClock
     from ..runs import Run, Runner
     from ..task import Task
 
-__all__ = ["VirtualPool"]
+__all__ = ["Calendar", "VirtualPool"]
+
+
+class Calendar:
+    """Calls waiting for virtual times, fired by the clock it is attached to (in time order).
+
+    The clock sees it as one more thing to drive: it offers
+    :class:`~tempsched_lab.clock.Drivable` (``next_fire_time``, ``fire_due``).
+    Calls at equal times run in the order they were added; a call added for a
+    time already reached runs in the same firing.
+
+    >>> from tempsched_lab import VirtualClock
+    >>> clock = VirtualClock()
+    >>> calendar = Calendar()
+    >>> driver = clock.attach(calendar, "calendar")
+    >>> calendar.add(2.0, print, ("two",)); calendar.add(1.0, print, ("one",))
+    >>> clock.run_until_idle()
+    one
+    two
+    2.0
+    """
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Callable[..., Any], tuple[Any, ...]]] = []
+        self._added = 0
+        #: a call that raised (the clock's driving stops there: it is a bug of the caller)
+        self.error: BaseException | None = None
+
+    def add(self, t: float, fn: Callable[..., Any], args: tuple[Any, ...] = ()) -> None:
+        """Call ``fn(*args)`` when the clock reaches ``t``."""
+        heapq.heappush(self._heap, (t, self._added, fn, args))
+        self._added += 1
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def next_fire_time(self) -> float | None:
+        heap = self._heap
+        return heap[0][0] if heap else None
+
+    def fire_due(self, now: float) -> None:
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            _, _, fn, args = heapq.heappop(heap)
+            fn(*args)
+
+    def woke(self, now: float, notified: bool, wait: float | None) -> None:
+        return None
+
+    def driver_died(self, error: BaseException) -> None:
+        self.error = error
 
 
 class VirtualPool:
@@ -70,16 +121,17 @@ class VirtualPool:
             raise ValueError(f"workers={workers!r}: expected a positive int or None")
         self.workers = workers
         self.duration_of = duration_of
-        #: the pool's calendar of run ends: a scheduler on the same clock, log off
-        self.calendar = Scheduler(clock, log=False)
+        #: the run ends to come, driven by the clock (attached before the scheduler is)
+        self.calendar = Calendar()
+        self._driver = clock.attach(self.calendar, "lab-pool-calendar")
 
     def make_launcher(self, runner: Runner, on_idle: Callable[[], None]) -> PoolLauncher:
         """The launcher of one scheduler (the ``executor=`` protocol)."""
         return PoolLauncher(self, runner)
 
     def close(self) -> None:
-        """Shut the calendar down (after the scheduler using the pool)."""
-        self.calendar.shutdown(wait=False)
+        """Detach the calendar from the clock (after the scheduler using the pool)."""
+        self._driver.stop()
 
     def __repr__(self) -> str:
         size = "a thread per run" if self.workers is None else f"{self.workers} threads"
@@ -109,7 +161,7 @@ class PoolLauncher:
             started = self._runner.handed_over(task, due, dispatched)
             self.in_flight += 1
             end = started + float(pool.duration_of(task))
-            pool.calendar.schedule(self._end, at=end, args=(task, due, started))
+            pool.calendar.add(end, self._end, (task, due, started))
 
     def _end(self, task: Task, due: float, started: float) -> None:
         result: Any = None

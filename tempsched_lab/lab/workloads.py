@@ -349,7 +349,6 @@ def _bad(column: str, frame: pd.DataFrame, mask: Any, expected: str) -> Workload
 
 def _normalized(frame: Any) -> pd.DataFrame:
     """The table with the documented columns and dtypes, checked row by row."""
-    import numpy as np
     import pandas as pd
 
     if not isinstance(frame, pd.DataFrame):
@@ -361,30 +360,42 @@ def _normalized(frame: Any) -> pd.DataFrame:
         if needed not in frame.columns:
             raise WorkloadError(f"column {needed!r} is missing; a workload has {list(COLUMNS)}")
     n = len(frame)
-    out = pd.DataFrame(index=pd.RangeIndex(n))
-    defaults: dict[str, Any] = {
-        "request": np.arange(n),
-        "due": np.full(n, np.nan),
-        "period": np.full(n, np.nan),
-        "cron": [None] * n,
-        "fails": np.zeros(n, dtype=bool),
-        "cancel_at": np.full(n, np.nan),
-        "dup_of": [None] * n,
-    }
+    data: dict[str, Any] = {}
     for column, (dtype, _) in COLUMNS.items():
-        values = frame[column].to_numpy() if column in frame.columns else defaults[column]
+        if column not in frame.columns:
+            data[column] = _default(column, dtype, n)
+            continue
+        values = frame[column].to_numpy()
         try:
             if dtype == "bool":
-                if pd.isna(pd.Series(values, dtype=object)).any():
-                    raise ValueError("missing values")
-                series = pd.Series(values, dtype=object).astype(bool)
+                if values.dtype != bool:
+                    if pd.isna(values).any():
+                        raise ValueError("missing values")
+                    values = values.astype(bool)
+                data[column] = values
+            elif dtype in ("float64", "int64"):
+                data[column] = values.astype(dtype, copy=False)
             else:
-                series = pd.Series(values).astype(dtype)  # type: ignore[call-overload]
+                data[column] = pd.array(values, dtype=dtype)  # type: ignore[call-overload]
         except (TypeError, ValueError) as exc:
             raise WorkloadError(f"column {column!r}: cannot be read as {dtype} ({exc})") from None
-        out[column] = series.to_numpy() if dtype in ("float64", "int64", "bool") else series.array
+    out = pd.DataFrame(data, index=pd.RangeIndex(n))
     _check(out)
     return out
+
+
+def _default(column: str, dtype: str, n: int) -> Any:
+    """A column left out of a hand-made table: numbered requests, NaN, False or missing."""
+    import numpy as np
+    import pandas as pd
+
+    if column == "request":
+        return np.arange(n, dtype="int64")
+    if dtype == "float64":
+        return np.full(n, np.nan)
+    if dtype == "bool":
+        return np.zeros(n, dtype=bool)
+    return pd.array([None] * n, dtype=dtype)  # type: ignore[call-overload]
 
 
 def _check(frame: pd.DataFrame) -> None:
