@@ -61,10 +61,22 @@ def test_a_measure_against_a_parameter_draws_one_line_per_design(experiment):
     assert np.allclose(lines[1].get_ydata(), heap.to_numpy() * 1e3)  # drawn in ms
     assert ax.get_ylabel() == "99th-percentile lateness (ms)" and ax.get_xscale() == "log"
     assert [to_hex(line.get_color()) for line in lines] == [s[0].lower() for s in GROUP_STYLES[:3]]
-    assert not {to_hex(c) for c in CASE_COLORS.values()} & {to_hex(l.get_color()) for l in lines}
+    assert not {to_hex(c) for c in CASE_COLORS.values()} & {to_hex(ln.get_color()) for ln in lines}
     assert len(ax.collections) == 3  # a band per design: min to max over the 2 repeats
     assert "target: 2 ms" in [t.get_text() for t in ax.get_legend().get_texts()]
     readable(ax, "metric")
+
+
+def test_a_log_scale_keeps_runs_that_were_never_late(experiment):
+    rows = experiment.results
+    assert (rows.loc[rows["rate"] == 200, "lateness_p50"] == 0).any()  # zeros to place
+    ax = plot_metric(experiment, "lateness_p50", x="rate", by="queue", logy=True)
+    assert ax.get_yscale() == "symlog" and ax.get_ylim()[0] == 0  # a zero sits at the bottom
+    lines = [line for line in ax.get_lines() if str(line.get_gid()).startswith("group:")]
+    assert all(np.isfinite(line.get_ydata()).all() for line in lines)
+    readable(ax, "metric-symlog")
+    positive = plot_metric(experiment, "max_queue_depth", x="rate", by="queue", logy=True)
+    assert positive.get_yscale() == "log"
 
 
 def test_counts_and_categories_draw_too(experiment):

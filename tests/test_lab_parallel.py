@@ -102,9 +102,7 @@ def test_a_workload_that_raises_on_a_worker_names_the_parameter_and_keeps_finish
         for _, row in got.iterrows():  # every kept row is the serial run's row
             match = expected[(expected["rate"] == row["rate"]) & (expected["seed"] == row["seed"])]
             assert len(match) == 1
-            pd.testing.assert_series_equal(
-                match.iloc[0], row, check_names=False, check_dtype=False
-            )
+            pd.testing.assert_series_equal(match.iloc[0], row, check_names=False, check_dtype=False)
 
 
 def dying(rate, horizon, *, seed):

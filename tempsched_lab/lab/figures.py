@@ -34,6 +34,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import NullFormatter
 
 from ..decision import Case
 from ..plots._axes import FONT, axes_or_new, axes_size_pt, set_title, show_message
@@ -135,6 +136,12 @@ def _note(text: str, where: Mapping[str, Any] | None) -> str:
     if where:
         text += "; " + ", ".join(f"{k} = {v}" for k, v in where.items())
     return text
+
+
+def _runs_per_group(groups: list[tuple[str, pd.DataFrame]]) -> str:
+    """``2``, or ``2 to 4`` when the groups hold different numbers of runs."""
+    sizes = sorted({len(rows) for _, rows in groups}) or [0]
+    return str(sizes[0]) if sizes[0] == sizes[-1] else f"{sizes[0]} to {sizes[-1]}"
 
 
 def _finish(
@@ -269,10 +276,23 @@ def plot_metric(
         wide = positive.min() > 0 and positive.max() / positive.min() > 10
         if logx if logx is not None else wide:
             ax.set_xscale("log")
+        tried = np.unique(positive)
+        if len(tried) <= 12:  # ticks at the values the grid tried, written plainly
+            ax.set_xticks(tried, labels=[f"{v:,g}" for v in tried])
+            ax.xaxis.set_minor_formatter(NullFormatter())
     else:
         ax.set_xticks(range(len(categories)), labels=categories)
     if logy:
-        ax.set_yscale("log")
+        shown = values[np.isfinite(values)] * scale
+        positive = shown[shown > 0]
+        if len(positive) and (shown <= 0).any():
+            # zeros (no lateness at all) have no place on a log scale: linear below the
+            # smallest positive decade, so that they sit at the bottom, drawn as 0
+            floor = 10 ** np.floor(np.log10(positive.min()))
+            ax.set_yscale("symlog", linthresh=floor, linscale=0.5)
+            ax.set_ylim(bottom=0)
+        else:
+            ax.set_yscale("log")
     else:
         ax.set_ylim(bottom=0)
     ylabel = f"{_label(metric)} ({unit})" if is_time else _label(metric)
@@ -367,8 +387,7 @@ def plot_lateness_ecdf(
         )
     ax.set_xlim(left=0)
     _finish(ax, f"lateness, due → start ({unit})", None, by, handles, marks)
-    sizes = sorted({len(rows) for _, rows in _groups(results, by)})
-    runs = str(sizes[0]) if sizes[0] == sizes[-1] else f"{sizes[0]} to {sizes[-1]}"
+    runs = _runs_per_group(_groups(results, by))
     note = f"each line pools {runs} run(s), each weighing as many tasks as it ran"
     set_title(ax, title, _note(note, where), share=0.7)
     return ax
@@ -436,11 +455,14 @@ def plot_case_mix(
     ax.set_xlim(0, 1)
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:.0%}")
     ax.set_xlabel("share of the decisions", fontsize=FONT["label"])
+    ax.set_ylabel(_label(by if isinstance(by, str) else " · ".join(by)), fontsize=FONT["label"])
     ax.tick_params(labelsize=FONT["body"])
     for spine in ("top", "right"):
         ax.spines[spine].set_visible(False)
     patches = [Patch(color=CASE_COLORS[c], label=case_label(Case(c))) for c in sorted(used)]
     add_legend(ax, [Section("decision case", patches)], fontsize=FONT["body"])
-    note = f"decisions summed over {len(frame)} run(s); periodic re-arms are decisions too"
+    note = (
+        f"each bar sums the decisions of {_runs_per_group(groups)} run(s); periodic re-arms count"
+    )
     set_title(ax, title, _note(note, where), share=0.7)
     return ax
