@@ -118,3 +118,37 @@ def test_a_worker_that_dies_is_an_engine_error_and_finished_rows_stay():
     assert caught.value.stage == "engine"
     assert "the executor lost it: BrokenProcessPool" in str(caught.value)
     assert set(e.results.index) <= {0, 1, 2}  # whatever finished before the crash
+
+
+def test_measures_do_not_depend_on_how_many_threads_blas_uses(tmp_path):
+    """A process pool's or a Dask worker's BLAS may run on one thread where this one runs on
+    several (Dask's nanny sets OPENBLAS_NUM_THREADS=1): a threaded dot product adds in another
+    order, and a run's measures came back different in the last bits (seen in bench_lab.py)."""
+    import pickle
+    import subprocess
+    import sys
+
+    from tempsched_lab.lab import run_metrics, simulate
+
+    w = poisson(6000, 3.0, seed=2, duration=exponential(0.0001), lead=exponential(0.02))
+    frame = simulate(w).frame
+    assert (frame["queue_size"].notna()).sum() > 20_000  # big enough for BLAS to use threads
+    path = tmp_path / "frame.pkl"
+    path.write_bytes(pickle.dumps(frame))
+    here = run_metrics(frame)
+    code = (
+        "import pickle, sys\n"
+        "from tempsched_lab.lab import run_metrics\n"
+        "m = run_metrics(pickle.loads(open(sys.argv[1], 'rb').read()))\n"
+        "print(repr(m['mean_queue_depth']), repr(m['lateness_mean']))\n"
+    )
+    env = {
+        **os.environ,
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert [float(v) for v in out] == [here["mean_queue_depth"], here["lateness_mean"]]

@@ -20,6 +20,7 @@ tests recompute each one from the log independently:
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -110,7 +111,10 @@ def _time_weighted_depth(frame: pd.DataFrame) -> tuple[float, float]:
     ts, qs = t[known], size[known]
     spans = np.diff(np.append(ts, end))
     span = end - origin
-    mean = float(np.dot(qs, spans) / span) if span > 0 else float(qs[-1])
+    # math.fsum, not np.dot: a threaded BLAS adds in an order that depends on its thread
+    # count (one in a Dask worker, several here), so the last bits of a run's measures differed
+    # between engines; fsum is exactly rounded, whatever the order
+    mean = math.fsum((qs * spans).tolist()) / span if span > 0 else float(qs[-1])
     return float(qs.max()), mean
 
 
@@ -151,7 +155,7 @@ def run_metrics(frame: pd.DataFrame, steps: int | None = None) -> dict[str, Any]
         "lateness_p50": float(np.quantile(lateness, 0.5)) if has_runs else float("nan"),
         "lateness_p99": float(np.quantile(lateness, 0.99)) if has_runs else float("nan"),
         "lateness_max": float(lateness.max()) if has_runs else float("nan"),
-        "lateness_mean": float(lateness.mean()) if has_runs else float("nan"),
+        "lateness_mean": math.fsum(lateness.tolist()) / len(lateness) if has_runs else math.nan,
         "queue_delay_p99": float(np.quantile(queue_delay, 0.99)) if has_runs else float("nan"),
         "max_queue_depth": int(largest),
         "mean_queue_depth": mean,
