@@ -174,6 +174,42 @@ def test_a_run_is_a_pure_function_of_its_inputs():
     assert len(other) != len(a) or not other["t"].equals(a["t"])
 
 
+def simpy_starts(workload, servers):
+    """The same model written by hand in SimPy: a process per request, a FIFO Resource."""
+    simpy = pytest.importorskip("simpy")
+    frame = workload.frame
+    env = simpy.Environment()
+    server = simpy.Resource(env, capacity=servers)
+    starts = []
+
+    def request(submit, due, duration):
+        yield env.timeout(submit)
+        yield env.timeout(due - env.now)
+        with server.request() as turn:
+            yield turn
+            starts.append(env.now)
+            yield env.timeout(duration)
+
+    for row in frame.itertuples():
+        env.process(request(row.submit, row.due, row.duration))
+    env.run()
+    return np.sort(starts)
+
+
+@pytest.mark.parametrize(
+    ("servers", "config"),
+    [(1, RunConfig()), (3, RunConfig(executor="pool", max_workers=3, queue="heap"))],
+    ids=["inline-is-one-server", "pool-of-3"],
+)
+def test_runs_start_when_an_independent_simpy_model_says(servers, config):
+    w = poisson(3000, 0.5, seed=8, duration=exponential(0.0008), lead=exponential(0.01))
+    ours = np.sort(simulate(w, config).frame.query("kind == 'start'")["t"].to_numpy())
+    theirs = simpy_starts(w, servers)
+    assert len(ours) == len(theirs) == len(w)
+    assert np.abs(ours - theirs).max() < 1e-9  # float rounding of due - now aside
+    assert (ours - np.sort(w.frame["due"].to_numpy()) != 0).any()  # there was queueing
+
+
 # -- every measure against the run's own log --------------------------------------------------
 
 
@@ -550,3 +586,12 @@ def test_an_experiment_reports_progress_in_lines_outside_notebooks(capsys):
     small_experiment(repeats=1).run()
     err = capsys.readouterr().err
     assert "lab: 0 of 4 runs done, 4 left" in err and "lab: 4 runs done in" in err
+
+
+def test_the_docs_list_every_measure():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "lab.md").read_text()
+    table = [line for line in page.splitlines() if line.startswith("| `")]
+    missing = [m for m in METRICS if not any(f"`{m}`" in line for line in table)]
+    assert not missing, f"docs/lab.md's table of measures lacks {missing}"
