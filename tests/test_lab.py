@@ -595,3 +595,41 @@ def test_the_docs_list_every_measure():
     table = [line for line in page.splitlines() if line.startswith("| `")]
     missing = [m for m in METRICS if not any(f"`{m}`" in line for line in table)]
     assert not missing, f"docs/lab.md's table of measures lacks {missing}"
+
+
+# -- tables for a paper --------------------------------------------------------------------------
+
+
+def test_summaries_and_paired_comparisons_agree_with_the_rows():
+    from tempsched_lab.lab import compare, summarize
+
+    e = small_experiment(grid={"queue": ["sorteddict", "heap", "wheel"], "rate": [300]}, repeats=4)
+    results = e.run(progress=None)
+    table = summarize(results, "lateness_p99", by="queue")
+    means = results.groupby("queue", sort=False)["lateness_p99"].mean()
+    assert table["mean"].tolist() == pytest.approx(means.tolist())
+    assert (table["ci_low"] <= table["mean"]).all() and (table["mean"] <= table["ci_high"]).all()
+    assert table.equals(summarize(results, "lateness_p99", by="queue"))  # seeded: the same table
+    paired = compare(e, "lateness_p99", between="queue", baseline="sorteddict")
+    heap = paired[paired["queue"] == "heap"].iloc[0]
+    assert heap["pairs"] == 4 and heap["mean_diff"] == 0.0 == heap["ci_low"] == heap["ci_high"]
+    wheel = paired[paired["queue"] == "wheel"].iloc[0]
+    by_repeat = results.pivot(index="repeat", columns="queue", values="lateness_p99")
+    assert wheel["mean_diff"] == pytest.approx(
+        (by_repeat["wheel"] - by_repeat["sorteddict"]).mean()
+    )
+    assert wheel["lower_share"] == 0.0 and wheel["ci_low"] > 0  # the 10 ms tick: always later
+    with pytest.raises(ValueError, match="baseline='fifo'"):
+        compare(results, "lateness_p99", between="queue", baseline="fifo")
+
+
+def test_the_results_carry_a_manifest_to_make_the_sweep_again():
+    e = small_experiment()
+    results = e.run(progress=None)
+    manifest = json.loads(results.attrs["manifest"])
+    assert manifest == json.loads(json.dumps(e.manifest(), default=str))
+    assert manifest["grid"] == [{"queue": ["sorteddict", "heap"], "rate": [200, 600]}]
+    assert manifest["fixed"]["duration"] == "exponential(mean=1.00 ms)"
+    assert manifest["seed"] == 3 and manifest["repeats"] == 2 and manifest["runs"] == 8
+    assert manifest["workload"] == "tempsched_lab.lab.workloads.poisson"
+    assert set(manifest["versions"]) == {"tempsched_lab", "python", "numpy", "pandas"}

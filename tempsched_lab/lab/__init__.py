@@ -30,6 +30,8 @@ tidy pandas DataFrame with one row per run::
 :mod:`~.progress`                  a progress bar (ipywidgets) or plain lines
 :mod:`~.figures`                   figures that compare: lateness ECDFs, a measure against
                                    a parameter, the case mix
+:mod:`~.stats`                     tables: :func:`summarize` (bootstrap intervals),
+                                   :func:`compare` (paired differences against a baseline)
 =================================  ==========================================================
 
 See ``docs/lab.md``.
@@ -42,6 +44,7 @@ from .distributions import Distribution, exponential, fixed, lognormal, pareto, 
 from .experiment import Experiment, ExperimentError, Run
 from .metrics import METRICS, run_metrics
 from .simulate import Simulation, WorkloadFailure, simulate
+from .stats import compare, summarize
 from .workloads import (
     Workload,
     WorkloadError,
@@ -65,6 +68,7 @@ __all__ = [
     "WorkloadError",
     "WorkloadFailure",
     "bursts",
+    "compare",
     "cron_fleet",
     "exponential",
     "fixed",
@@ -80,6 +84,7 @@ __all__ = [
     "run_config",
     "run_metrics",
     "simulate",
+    "summarize",
     "uniform",
 ]
 

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -108,6 +109,17 @@ class Run:
         """``queue='heap', rate=1000, repeat=0, seed=123``."""
         parts = [f"{k}={_short(v)}" for k, v in self.params.items() if v is not None]
         return ", ".join([*parts, f"repeat={self.repeat}", f"seed={self.seed}"])
+
+
+def _shown(value: Any) -> Any:
+    """A parameter's value as JSON holds it: a distribution as its description."""
+    from .distributions import Distribution
+
+    if isinstance(value, Distribution):
+        return value.describe()
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)
 
 
 def _short(value: Any) -> str:
@@ -393,6 +405,7 @@ class Experiment:
         frame["seed"] = frame["seed"].astype("Int64")
         frame.attrs["experiment"] = self.name
         frame.attrs["keys"] = list(self.keys)
+        frame.attrs["manifest"] = json.dumps(self.manifest(), sort_keys=True, default=str)
         return frame
 
     def lateness_sample(self, run: int | Run | pd.Series) -> tuple[np.ndarray, int]:
@@ -442,6 +455,50 @@ class Experiment:
         The frame's ``attrs["lab_run"]`` records the run (parameters and seed).
         """
         return self.rerun(run, check=check).frame
+
+    def manifest(self) -> dict[str, Any]:
+        """What a paper's appendix needs to make the sweep again: the grid, fixed parameters,
+        repeats, seed, and the versions it ran with (JSON-able; also in the results'
+        ``attrs["manifest"]``).
+
+        >>> from tempsched_lab.lab import bursts
+        >>> e = Experiment(bursts, grid={"size": [2, 4]}, fixed={"every": 1.0, "horizon": 1.0})
+        >>> e.manifest()["grid"], e.manifest()["workload"]
+        ([{'size': [2, 4]}], 'tempsched_lab.lab.workloads.bursts')
+        """
+        import platform
+
+        import numpy as np
+        import pandas as pd
+
+        from .. import __version__
+        from .workloads import Workload
+
+        workload = self.workload
+        source = (
+            workload.describe()
+            if isinstance(workload, Workload)
+            else f"{getattr(workload, '__module__', '?')}.{getattr(workload, '__qualname__', '?')}"
+        )
+        return {
+            "name": self.name,
+            "workload": source,
+            "grid": [
+                {k: [_shown(v) for v in values] for k, values in part.items()} for part in self.grid
+            ],
+            "fixed": {k: _shown(v) for k, v in self.fixed.items()},
+            "repeats": self.repeats,
+            "seed": self.seed,
+            "seeds": "numpy.random.SeedSequence(seed, spawn_key=(repeat,))",
+            "count_steps": self.count_steps,
+            "runs": len(self.runs),
+            "versions": {
+                "tempsched_lab": __version__,
+                "python": platform.python_version(),
+                "numpy": np.__version__,
+                "pandas": pd.__version__,
+            },
+        }
 
     def __len__(self) -> int:
         return len(self.runs)
