@@ -633,3 +633,19 @@ def test_the_results_carry_a_manifest_to_make_the_sweep_again():
     assert manifest["seed"] == 3 and manifest["repeats"] == 2 and manifest["runs"] == 8
     assert manifest["workload"] == "tempsched_lab.lab.workloads.poisson"
     assert set(manifest["versions"]) == {"tempsched_lab", "python", "numpy", "pandas"}
+
+
+def test_a_cron_fleet_runs_on_its_rules_until_the_horizon():
+    pytest.importorskip("cronsim")
+    from tempsched_lab.lab import cron_fleet
+
+    w = cron_fleet(2, 3600.0, seed=1, rules=["*/5 * * * *"], duration=1.0)  # from 1970-01-01
+    sim = simulate(w, executor="thread")  # a thread each: both start on the minute
+    frame = sim.frame
+    starts = frame.query("kind == 'start'")
+    assert sorted(set(starts["t"])) == [300.0 * k for k in range(1, 13)]  # 00:05 .. 01:00
+    assert starts.groupby("task_id").size().tolist() == [12, 12]
+    rules = frame.query("kind == 'schedule'")["trigger"]
+    assert rules.eq("Every fifth minute of every hour (UTC)").all()
+    assert (frame.query("kind == 'cancel'")["t"] == 3600.0).all()  # stopped at the horizon
+    assert audit(frame).ok
