@@ -17,7 +17,9 @@ tidy pandas DataFrame with one row per run::
     experiment.log(results.index[0])           # any run's full event log, regenerated
 
 =================================  ==========================================================
-:mod:`~.workloads`                 workloads as data: :func:`poisson`, :func:`bursts`,
+:mod:`~.workload`                  a workload as data: :class:`Workload` (a table of
+                                   requests), :func:`read_workload`
+:mod:`~.workloads`                 seeded generators: :func:`poisson`, :func:`bursts`,
                                    :func:`periodic_fleet`, :func:`cron_fleet`, :func:`mix`
 :mod:`~.distributions`             durations: :func:`fixed`, :func:`exponential`,
                                    :func:`uniform`, :func:`lognormal`, :func:`pareto`
@@ -45,16 +47,8 @@ from .experiment import Experiment, ExperimentError, Run
 from .metrics import METRICS, run_metrics
 from .simulate import Simulation, WorkloadFailure, simulate
 from .stats import compare, summarize
-from .workloads import (
-    Workload,
-    WorkloadError,
-    bursts,
-    cron_fleet,
-    mix,
-    periodic_fleet,
-    poisson,
-    read_workload,
-)
+from .workload import Workload, WorkloadError, read_workload
+from .workloads import bursts, cron_fleet, mix, periodic_fleet, poisson
 
 __all__ = [
     "METRICS",

@@ -93,7 +93,7 @@ class RunOutcome:
 
 def build_workload(task: RunTask) -> Any:
     """The task's workload: itself, or what its function builds from the parameters and seed."""
-    from .workloads import Workload
+    from .workload import Workload
 
     if isinstance(task.workload, Workload):
         return task.workload

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .simulate import Simulation
-    from .workloads import Workload
+    from .workload import Workload
 
 __all__ = ["Experiment", "ExperimentError", "Run", "seed_of"]
 
@@ -176,7 +176,7 @@ class Experiment:
     """A grid of runs: workload parameters x scheduler configurations x repeats.
 
     Args:
-        workload: a function building a :class:`~.workloads.Workload` from
+        workload: a function building a :class:`~.workload.Workload` from
             parameters and ``seed=`` (:func:`~.workloads.poisson`, yours), or a
             ``Workload`` (the same requests for every run; then ``repeats`` must
             be 1, since the runs are deterministic).
@@ -206,7 +206,7 @@ class Experiment:
         keep_samples: bool = True,
         name: str | None = None,
     ) -> None:
-        from .workloads import Workload
+        from .workload import Workload
 
         if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
             raise ValueError(f"repeats={repeats!r}: expected a positive int")
@@ -245,7 +245,7 @@ class Experiment:
 
     # -- the runs ---------------------------------------------------------------------------
     def _expand(self) -> list[Run]:
-        from .workloads import Workload
+        from .workload import Workload
 
         fixed_workload = isinstance(self.workload, Workload)
         seeds = (
@@ -472,7 +472,7 @@ class Experiment:
         import pandas as pd
 
         from .. import __version__
-        from .workloads import Workload
+        from .workload import Workload
 
         workload = self.workload
         source = (

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from .workloads import Workload
+    from .workload import Workload
 
 __all__ = ["Simulation", "WorkloadFailure", "simulate"]
 
@@ -296,7 +296,7 @@ def simulate(
     """Play ``workload`` on a scheduler with a virtual clock; returns the finished run.
 
     Args:
-        workload: the requests (:class:`~tempsched_lab.lab.workloads.Workload`).
+        workload: the requests (:class:`~tempsched_lab.lab.workload.Workload`).
         config: the scheduler's parameters; or give them as keywords
             (``queue="heap", executor="pool", max_workers=2, misfire="skip",
             resolution=None``; see :mod:`~tempsched_lab.lab.config`).
@@ -312,7 +312,7 @@ def simulate(
     >>> sim.frame.query("kind == 'start'")["t"].round(3).tolist()
     [0.0, 0.1, 0.2, 1.0, 1.1, 1.2]
     """
-    from .workloads import Workload
+    from .workload import Workload
 
     if not isinstance(workload, Workload):
         raise TypeError(f"workload={type(workload).__name__}: expected a Workload")
