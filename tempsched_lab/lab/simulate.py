@@ -350,7 +350,9 @@ def simulate(
             while clients.next_time < math.inf:
                 t = clients.next_time
                 if t > clock.now():
-                    clock.run_until(t)  # runs on the way may act for the clients themselves
+                    # runs on the way may act for the clients themselves; a long window is
+                    # the workload's own (no step limit, as for run_until_idle below)
+                    clock.run_until(t, max_steps=None)
                     continue
                 clients.fire_now()
             clock.run_until_idle(max_steps=_NO_LIMIT)
