@@ -42,6 +42,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Captured output as text every channel can carry: tests feed the log lone surrogates
+    (``"boom \\udcff"``), and pytest-xdist's workers cannot send such text to the controller
+    (the fast lane runs with ``-n 2``); they are shown escaped instead."""
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [(title, _sendable(text)) for title, text in report.sections]
+    if isinstance(report.longrepr, str):
+        report.longrepr = _sendable(report.longrepr)
+
+
+def _sendable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 @pytest.fixture(autouse=True)
 def _no_leftover_schedulers():
     yield
