@@ -78,10 +78,31 @@ class Recorder:
         woke: bool,
     ) -> None:
         """A request stored as ``task`` (cases 2, 3, 4, 6, 8), or a periodic re-arm."""
+        due = task.due
         args = task.args
-        self._schedule_row(now, task.id, case, -1, task, task.label,
-                           "()" if args == () else short_repr(args), origin, head_before,
-                           head_after, woke)  # fmt: skip
+        self._append(
+            (
+                _SCHEDULE,
+                now,
+                self._wall(),
+                self._thread(),
+                task.id,  # task_id
+                CASE_INT[case],  # case
+                -1,  # dup_of
+                due,  # due
+                due if self._fire is None else self._fire(due),  # fire_at
+                task.label,  # label
+                "()" if args == () else short_repr(args),  # args
+                task.period,  # period
+                origin,  # origin
+                head_before,  # head_before
+                head_after,  # head_after
+                self._queue.head_size(),  # ready_size
+                len(self._index),  # queue_size
+                woke,  # woke
+                task.trigger_text,  # trigger
+            )
+        )
 
     def duplicate(
         self, now: float, request: Task, dup: Task, case: int, origin: int, head: float | None

@@ -10,8 +10,8 @@ nothing here takes the scheduler's lock or changes its state.
 
 >>> from tempsched_lab import VirtualClock
 >>> builder = RequestBuilder("skip", 0.0, "sorteddict", VirtualClock().from_datetime)
->>> request = builder.build(print, {"delay": 1.0, "period": 2.0})
->>> request.task.period, request.at, request.delay
+>>> task, at, delay = builder.build(print, {"delay": 1.0, "period": 2.0})
+>>> task.period, at, delay
 (2.0, None, 1.0)
 """
 
@@ -22,7 +22,7 @@ import math
 import operator
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, NamedTuple, TypedDict
+from typing import Any, TypeAlias, TypedDict
 
 from . import validation as check
 from .task import PeriodicTask, Task, TriggeredTask, short_repr
@@ -63,20 +63,16 @@ OPTION_NAMES = frozenset(RequestOptions.__annotations__)
 _CALENDAR = ("cron", "tz", "trigger")
 # The options of the common request (a callable at a float time, with arguments and a label).
 _PLAIN = frozenset(("at", "args", "label"))
+_isfinite = math.isfinite
 
 
-class Request(NamedTuple):
-    """One validated request: the task record to store, and when.
-
-    ``at`` is an absolute time on the scheduler's clock, ``delay`` a time from now;
-    with neither, the first time follows the recurrence (one period from now, or the
-    trigger's next fire time). The due time is computed under the scheduler's lock
-    (:func:`due_of`), when *now* is read.
-    """
-
-    task: Task
-    at: float | None
-    delay: float | None
+#: One validated request: ``(task, at, delay)``, the task record to store and when.
+#: ``at`` is an absolute time on the scheduler's clock, ``delay`` a time from now; with
+#: neither, the first time follows the recurrence (one period from now, or the trigger's
+#: next fire time). The due time is computed under the scheduler's lock (:func:`due_of`),
+#: when *now* is read. A plain tuple: a ``NamedTuple`` costs a Python-level ``__new__``
+#: per request (about 3 % of a ``schedule`` call, counted with benchmarks/instructions.py).
+Request: TypeAlias = "tuple[Task, float | None, float | None]"
 
 
 def options_signature(first: list[inspect.Parameter], returns: str) -> inspect.Signature:
@@ -102,7 +98,7 @@ class RequestBuilder:
 
     >>> from tempsched_lab import VirtualClock
     >>> builder = RequestBuilder("skip", 0.0, "sorteddict", VirtualClock().from_datetime)
-    >>> builder.build(print, {"at": 3.0}).at
+    >>> builder.build(print, {"at": 3.0})[1]
     3.0
     """
 
@@ -124,20 +120,27 @@ class RequestBuilder:
         ``door`` names the caller in the error for an unknown option.
         """
         at = options.get("at")
-        if (
-            type(at) is float
-            and math.isfinite(at)
-            and callable(action)
-            and (len(options) == 1 or options.keys() <= _PLAIN)
-        ):  # the common request: a callable at a float time (args and label are checked)
-            args = options.get("args", ())
-            label = options.get("label")
-            if type(args) is tuple and (label is None or type(label) is str):
-                return Request(Task(at, action, args, None, label), at, None)
+        if type(at) is float and (len(options) == 1 or options.keys() <= _PLAIN):
+            request = self.plain(action, at, options.get("args", ()), options.get("label"))
+            if request is not None:
+                return request
         unknown = options.keys() - OPTION_NAMES
         if unknown:
             raise TypeError(f"{door}() got an unexpected keyword argument {min(unknown)!r}")
         return self._general(action, options)
+
+    def plain(self, action: Any, at: float, args: Any = (), label: Any = None) -> Request | None:
+        """The common request, a callable at a finite float time with a tuple of arguments
+        (and a text label), with no further checks to make; ``None`` for any other, which
+        takes the general path (whose errors name the argument)."""
+        if (
+            callable(action)
+            and type(args) is tuple
+            and (label is None or type(label) is str)
+            and _isfinite(at)
+        ):
+            return Task(at, action, args, None, label), at, None
+        return None
 
     def _general(self, action: Any, options: Mapping[str, Any]) -> Request:
         get = options.get
@@ -147,10 +150,10 @@ class RequestBuilder:
         else:
             task = self._record(action, options)
         if at is not None:
-            return Request(task, self.absolute(at), None)
+            return task, self.absolute(at), None
         if delay is not None:
-            return Request(task, None, check.check_delay(delay))
-        return Request(task, None, None)
+            return task, None, check.check_delay(delay)
+        return task, None, None
 
     def _record(self, action: Any, options: Mapping[str, Any]) -> Task:
         """The task record of a one-shot or periodic request (every error names its argument)."""
@@ -215,16 +218,16 @@ class RequestBuilder:
 
     def timed(self, task: Task, at: Any, delay: Any) -> Request:
         """The request for a task record a facade built itself, with ``at``/``delay`` checked."""
-        if type(at) is float and delay is None and math.isfinite(at):
-            return Request(task, at, None)
+        if type(at) is float and delay is None and _isfinite(at):
+            return task, at, None
         _one_time(at, delay)
         if at is not None:
-            return Request(task, self.absolute(at), None)
+            return task, self.absolute(at), None
         if delay is not None:
-            return Request(task, None, check.check_delay(delay))
+            return task, None, check.check_delay(delay)
         if task.period is None and task.trigger is None:
             raise ValueError("at=None, delay=None, period=None: give a time (at or delay)")
-        return Request(task, None, None)
+        return task, None, None
 
     def absolute(self, at: Any) -> float:
         """``at`` as a finite value on this clock (numbers as given, datetimes converted)."""
@@ -241,7 +244,12 @@ class RequestBuilder:
         """One request of ``schedule_many``: ``(action, at)``, ``(action, at, args)`` or a
         mapping of :class:`RequestOptions` plus ``"action"``."""
         if type(request) is tuple and 2 <= len(request) <= 3:
-            options: dict[str, Any] = {"at": request[1]}
+            at = request[1]
+            if type(at) is float:  # the common request, with no options mapping to build
+                plain = self.plain(request[0], at, request[2] if len(request) == 3 else ())
+                if plain is not None:
+                    return plain
+            options: dict[str, Any] = {"at": at}
             if len(request) == 3:
                 options["args"] = request[2]
             return self.build(request[0], options)
