@@ -76,8 +76,10 @@ class Recorder:
         head_before: float | None,
         head_after: float | None,
         woke: bool,
+        dup: Task | None = None,
     ) -> None:
-        """A request stored as ``task`` (cases 2, 3, 4, 6, 8), or a periodic re-arm."""
+        """A request stored as ``task`` (cases 2, 3, 4, 6, 8), or a periodic re-arm; with
+        ``dup``, a request that matched that pending task (cases 5 and 7): nothing stored."""
         due = task.due
         args = task.args
         self._append(
@@ -86,59 +88,13 @@ class Recorder:
                 now,
                 self._wall(),
                 self._thread(),
-                task.id,  # task_id
+                task.id if dup is None else dup.id,  # task_id
                 CASE_INT[case],  # case
-                -1,  # dup_of
+                -1 if dup is None else dup.id,  # dup_of
                 due,  # due
                 due if self._fire is None else self._fire(due),  # fire_at
-                task.label,  # label
+                task.label if dup is None else task.name,  # label
                 "()" if args == () else short_repr(args),  # args
-                task.period,  # period
-                origin,  # origin
-                head_before,  # head_before
-                head_after,  # head_after
-                self._queue.head_size(),  # ready_size
-                len(self._index),  # queue_size
-                woke,  # woke
-                task.trigger_text,  # trigger
-            )
-        )
-
-    def duplicate(
-        self, now: float, request: Task, dup: Task, case: int, origin: int, head: float | None
-    ) -> None:
-        """A request that matched pending task ``dup`` (cases 5 and 7): nothing stored."""
-        self._schedule_row(now, dup.id, case, dup.id, request, request.name,
-                           short_repr(request.args), origin, head, head, False)  # fmt: skip
-
-    def _schedule_row(
-        self,
-        now: float,
-        task_id: int,
-        case: int,
-        dup_of: int,
-        task: Task,
-        label: str | None,
-        args: str,
-        origin: int,
-        head_before: float | None,
-        head_after: float | None,
-        woke: bool,
-    ) -> None:
-        due = task.due
-        self._append(
-            (
-                _SCHEDULE,
-                now,
-                self._wall(),
-                self._thread(),
-                task_id,  # task_id
-                CASE_INT[case],  # case
-                dup_of,  # dup_of
-                due,  # due
-                due if self._fire is None else self._fire(due),  # fire_at
-                label,  # label
-                args,  # args
                 task.period,  # period
                 origin,  # origin
                 head_before,  # head_before

@@ -119,11 +119,16 @@ class RequestBuilder:
 
         ``door`` names the caller in the error for an unknown option.
         """
-        at = options.get("at")
-        if type(at) is float and (len(options) == 1 or options.keys() <= _PLAIN):
-            request = self.plain(action, at, options.get("args", ()), options.get("label"))
-            if request is not None:
-                return request
+        if len(options) == 1:  # at= alone, the commonest call: plain() without its call
+            at = options.get("at")
+            if type(at) is float and callable(action) and _isfinite(at):
+                return Task(at, action, (), None, None), at, None
+        elif options.keys() <= _PLAIN:
+            at = options.get("at")
+            if type(at) is float:
+                request = self.plain(action, at, options.get("args", ()), options.get("label"))
+                if request is not None:
+                    return request
         unknown = options.keys() - OPTION_NAMES
         if unknown:
             raise TypeError(f"{door}() got an unexpected keyword argument {min(unknown)!r}")

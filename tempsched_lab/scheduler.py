@@ -430,12 +430,13 @@ class Scheduler:
                     raise self._in_the_past(task, due, now, head, origin)
                 if dup is not None:
                     if rec is not None:
-                        rec.duplicate(now, task, dup, case, origin, head)
+                        rec.scheduled(now, task, case, origin, head, head, False, dup)
                     out.append(self._decision(case, dup.id, due, head, head, dup.id, False,
                                               origin) if full else dup.id)  # fmt: skip
                     continue
                 if rec is not None and task.label is None:  # computed once, when logged
-                    task.label = label_of(task.action)
+                    name = getattr(task.action, "__qualname__", None)  # label_of's common case
+                    task.label = name if type(name) is str else label_of(task.action)
                 if queue.checks_times:  # (a wheel cannot place every float): before any change
                     queue.check_time(due)
                 task_id = task.id = len(states)
