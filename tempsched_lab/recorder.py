@@ -82,12 +82,16 @@ class Recorder:
         ``dup``, a request that matched that pending task (cases 5 and 7): nothing stored."""
         due = task.due
         args = task.args
+        try:  # the name of this thread, read in place on the hottest rows (see _thread)
+            thread = self._local.name
+        except AttributeError:
+            thread = self._thread()
         self._append(
             (
                 _SCHEDULE,
                 now,
                 self._wall(),
-                self._thread(),
+                thread,
                 task.id if dup is None else dup.id,  # task_id
                 CASE_INT[case],  # case
                 -1 if dup is None else dup.id,  # dup_of
@@ -185,8 +189,11 @@ class Recorder:
 
     def started(self, now: float, task: Task, due: float, dispatched: float) -> None:
         """A run started (``dispatched``: when it left the queue)."""
-        self._append((_START, now, self._wall(), self._thread(), task.id, due, task.label,
-                      dispatched))  # fmt: skip
+        try:
+            thread = self._local.name
+        except AttributeError:
+            thread = self._thread()
+        self._append((_START, now, self._wall(), thread, task.id, due, task.label, dispatched))
 
     def finished(
         self,
@@ -202,12 +209,16 @@ class Recorder:
 
         ``worker``/``worker_start``: where and when a run handed to a cluster started.
         """
+        try:
+            thread = self._local.name
+        except AttributeError:
+            thread = self._thread()
         self._append(
             (
                 _FINISH,
                 now,
                 self._wall(),
-                self._thread(),
+                thread,
                 task.id,  # task_id
                 due,  # due
                 task.label,  # label

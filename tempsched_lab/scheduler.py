@@ -286,7 +286,7 @@ class Scheduler:
         except (TypeError, ValueError) as exc:
             self._record_bad_options(action, options, _USER, exc)
             raise
-        task_id: int = self._submit((request,), _USER, False, [])[0]
+        task_id: int = self._submit((request,), _USER, False)
         return task_id
 
     def schedule_decision(
@@ -312,7 +312,7 @@ class Scheduler:
         except (TypeError, ValueError) as exc:
             self._record_bad_options(action, options, code, exc)
             raise
-        decision: Decision = self._submit((request,), code, True, [])[0]
+        decision: Decision = self._submit((request,), code, True)
         return decision
 
     def schedule_many(
@@ -384,7 +384,7 @@ class Scheduler:
         except (TypeError, ValueError) as exc:
             self._record_invalid(task.action, task.args, task.period, task.label, code, exc)
             raise
-        return self._submit((request,), code, full, [])[0]
+        return self._submit((request,), code, full)
 
     def _record_bad_options(
         self, action: Any, options: Mapping[str, Any], origin: int, exc: BaseException
@@ -396,15 +396,16 @@ class Scheduler:
             self._record_invalid(action, get("args", ()), get("period"), get("label"), origin, exc)
 
     def _submit(
-        self, requests: Sequence[Request], origin: int, full: bool, out: list[Any]
-    ) -> list[Any]:
+        self, requests: Sequence[Request], origin: int, full: bool, out: list[Any] | None = None
+    ) -> Any:
         """The one path every door leads to: decide each request with the tree and apply the
         decision, in order, under one lock hold. The one function that changes the queue for
         a request: its row is written as soon as it is applied, so the log (and a tap) sees
         the state after each.
 
         Appends to ``out`` the task ID of each (or its :class:`Decision` with ``full``);
-        on an error, ``out`` holds those applied before it.
+        on an error, ``out`` holds those applied before it. Without ``out`` (one request),
+        returns the result of the last.
         """
         if self._lost is not None:  # a driver that can die under us (a closed event loop)
             self._check_driver()
@@ -431,8 +432,10 @@ class Scheduler:
                 if dup is not None:
                     if rec is not None:
                         rec.scheduled(now, task, case, origin, head, head, False, dup)
-                    out.append(self._decision(case, dup.id, due, head, head, dup.id, False,
-                                              origin) if full else dup.id)  # fmt: skip
+                    result = (self._decision(case, dup.id, due, head, head, dup.id, False, origin)
+                              if full else dup.id)  # fmt: skip
+                    if out is not None:
+                        out.append(result)
                     continue
                 if rec is not None and task.label is None:  # computed once, when logged
                     name = getattr(task.action, "__qualname__", None)  # label_of's common case
@@ -448,9 +451,11 @@ class Scheduler:
                     woke, head_after = self._driver.wake(), due
                 if rec is not None:
                     rec.scheduled(now, task, case, origin, head, head_after, woke)
-                out.append(self._decision(case, task_id, due, head, head_after, None, woke,
-                                          origin) if full else task_id)  # fmt: skip
-        return out
+                result = (self._decision(case, task_id, due, head, head_after, None, woke, origin)
+                          if full else task_id)  # fmt: skip
+                if out is not None:
+                    out.append(result)
+        return out if out is not None else result
 
     def _decision(
         self,
