@@ -33,7 +33,9 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from ..plots import case_color as plots_case_color
+from ..plots.style import rc_params, type_scale
 from ..timescale import fmt_duration
+from ._style import MIN_PX, PROJECTOR, PROJECTOR_CLASS, ZOOM, check_scale, type_css
 from .scene import LogSource, Scene
 
 if TYPE_CHECKING:
@@ -50,8 +52,9 @@ __all__ = [
     "stamp",
 ]
 
-#: The smallest text, in CSS pixels, anywhere in the dashboard (tables and pictures).
-MIN_TEXT_PX = 11.0
+#: The smallest text, in CSS pixels, anywhere in the dashboard (tables and pictures) in the
+#: default type scale; 16 px in projector type (``_style.MIN_PX``).
+MIN_TEXT_PX = 12.0
 #: Pictures are rendered at this many dots per inch and shown at their natural size.
 DPI = 100
 
@@ -246,9 +249,13 @@ class Panel:
     #: The panel's top widget (set by each subclass's constructor).
     widget: W.Box
 
-    def __init__(self, scheduler: Scheduler, *, source: LogSource | None = None) -> None:
+    def __init__(
+        self, scheduler: Scheduler, *, source: LogSource | None = None, scale: str = "default"
+    ) -> None:
         self.scheduler = scheduler
         self.source = source if source is not None else LogSource(scheduler)
+        #: the type scale: "default" (text of 12 px and more) or "projector" (16 px and more)
+        self.type_scale = check_scale(scale)
         self._lock = threading.RLock()
         self._owned: list[W.Widget] = []
         self._renderers: list[FigureRenderer] = []
@@ -266,12 +273,13 @@ class Panel:
         return widget
 
     def _renderer(self, figsize: tuple[float, float], dpi: int = DPI) -> FigureRenderer:
-        renderer = FigureRenderer(figsize, dpi)
+        renderer = FigureRenderer(figsize, dpi, scale=self.type_scale)
         self._renderers.append(renderer)
         return renderer
 
     def _title(self, text: str) -> W.HTML:
-        title = W.HTML(f"<b style='font-size:14px'>{esc(text)}</b>")
+        # the type scale's style sheet travels with every panel (a panel may be shown alone)
+        title = W.HTML(f"{type_css()}<b style='font-size:14px'>{esc(text)}</b>")
         return self._own(title, "tsl-title")
 
     def _box(self, children: list[W.Widget], title: str) -> W.VBox:
@@ -279,7 +287,35 @@ class Panel:
             [self._title(title), *children],
             layout=W.Layout(margin="0 8px 8px 0", min_width="0", overflow="hidden"),
         )
+        if self.type_scale == PROJECTOR:
+            box.add_class(PROJECTOR_CLASS)
         return self._own(box, "tsl-panel", f"tsl-{self.name}")
+
+    # -- the type scale ----------------------------------------------------------------
+    def set_scale(self, scale: str) -> None:
+        """Switch the panel's type scale (``"default"`` or ``"projector"``); redrawn next round.
+
+        Pictures are drawn a third larger in projector type, with the figures'
+        type scale (:mod:`tempsched_lab.plots.style`); the HTML follows the
+        ``tsl-projector`` class of the panel's box.
+        """
+        scale = check_scale(scale)
+        with self._lock:
+            if self.closed or scale == self.type_scale:
+                return
+            self.type_scale = scale
+            for renderer in self._renderers:
+                renderer.set_scale(scale)
+            box = getattr(self, "widget", None)
+            if box is not None:
+                if scale == PROJECTOR:
+                    box.add_class(PROJECTOR_CLASS)
+                else:
+                    box.remove_class(PROJECTOR_CLASS)
+            self._scale_changed(scale)
+
+    def _scale_changed(self, scale: str) -> None:
+        """A subclass's widgets that follow the scale by other means (the timeline's canvas)."""
 
     # -- writing -----------------------------------------------------------------------
     @staticmethod
@@ -422,11 +458,22 @@ class FigureRenderer:
     """
 
     def __init__(
-        self, figsize: tuple[float, float], dpi: int = DPI, *, min_text_px: float = MIN_TEXT_PX
+        self,
+        figsize: tuple[float, float],
+        dpi: int = DPI,
+        *,
+        min_text_px: float | None = None,
+        scale: str = "default",
     ) -> None:
-        self.figure: Figure | None = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+        self.scale = check_scale(scale)
+        #: the size at the default type scale; other scales draw it ``ZOOM`` times larger
+        self.base_size = (float(figsize[0]), float(figsize[1]))
+        zoom = ZOOM[self.scale]
+        size = (self.base_size[0] * zoom, self.base_size[1] * zoom)
+        self.figure: Figure | None = Figure(figsize=size, dpi=dpi, layout="constrained")
         self.canvas: Any = FigureCanvasAgg(self.figure)  # Any: the Agg canvas has no type hints
-        self.min_text_px = min_text_px
+        self._fixed_min = min_text_px
+        self.min_text_px = float(min_text_px if min_text_px is not None else MIN_PX[self.scale])
         #: pictures rendered, and how many of them redrew only their changing texts
         self.renders = 0
         self.text_redraws = 0
@@ -438,9 +485,21 @@ class FigureRenderer:
         self._scratch: Figure | None = None
 
     def resize(self, figsize: tuple[float, float]) -> None:
-        """Change the picture's size in inches (the next render uses it)."""
-        if self.figure is not None and tuple(self.figure.get_size_inches()) != tuple(figsize):
-            self.figure.set_size_inches(figsize, forward=False)
+        """Change the picture's size in inches at the default scale (the next render uses it)."""
+        self.base_size = (float(figsize[0]), float(figsize[1]))
+        zoom = ZOOM[self.scale]
+        size = (self.base_size[0] * zoom, self.base_size[1] * zoom)
+        if self.figure is not None and tuple(self.figure.get_size_inches()) != size:
+            self.figure.set_size_inches(size, forward=False)
+            self._reuse, self._scratch = None, None
+
+    def set_scale(self, scale: str) -> None:
+        """Draw with type scale ``scale`` from the next render on (larger pictures, larger type)."""
+        self.scale = check_scale(scale)
+        if self._fixed_min is None:
+            self.min_text_px = float(MIN_PX[self.scale])
+        self._reuse, self._scratch = None, None
+        self.resize(self.base_size)
 
     def render(
         self,
@@ -469,13 +528,14 @@ class FigureRenderer:
                 self.text_redraws += 1
                 return png
         fig.clear()
-        draw(fig.add_subplot())
-        self.raised = raise_small_text(fig, self.min_text_px)
-        changing = texts(fig) if texts is not None and reuse is not None else {}
-        for text in changing.values():
-            text.set_animated(True)  # left out of the background
-        canvas = self.canvas
-        canvas.draw()
+        with self._typeset():
+            draw(fig.add_subplot())
+            self.raised = raise_small_text(fig, self.min_text_px)
+            changing = texts(fig) if texts is not None and reuse is not None else {}
+            for text in changing.values():
+                text.set_animated(True)  # left out of the background
+            canvas = self.canvas
+            canvas.draw()
         if changing:
             self._background = canvas.copy_from_bbox(fig.bbox)
             for text in changing.values():
@@ -494,7 +554,9 @@ class FigureRenderer:
             self._scratch = Figure(figsize=(width, height), dpi=fig.dpi, layout="constrained")
         scratch = self._scratch
         scratch.clear()
-        draw(scratch.add_subplot())
+        with self._typeset():
+            draw(scratch.add_subplot())
+            raise_small_text(scratch, self.min_text_px)
         new = texts(scratch)
         if new.keys() != self._texts.keys() or any(
             new[name].get_text().count("\n") != text.get_text().count("\n")
@@ -505,10 +567,19 @@ class FigureRenderer:
         for name, text in self._texts.items():
             source = new[name]
             text.set_text(source.get_text())
+            text.set_fontsize(source.get_fontsize())
             text.set_color(source.get_color())
             text.set_fontweight(source.get_fontweight())
             fig.draw_artist(text)
         return self._png()
+
+    @contextmanager
+    def _typeset(self) -> Iterator[None]:
+        """Draw in this renderer's type scale: the plots' sizes and matplotlib's own."""
+        import matplotlib
+
+        with type_scale(self.scale), matplotlib.rc_context(rc_params(self.scale)):
+            yield
 
     def _png(self) -> bytes:
         from PIL import Image  # matplotlib's own PNG writer uses Pillow as well

@@ -14,6 +14,7 @@ import ipywidgets as W
 from ipywidgets.embed import dependency_state, embed_minimal_html
 
 from ._base import Panel
+from ._style import PROJECTOR, PROJECTOR_CLASS, check_scale, type_css
 from .controls import ControlsPanel
 from .figures import DecisionTreePanel, TimelinePanel
 from .history import HistoryPanel
@@ -99,6 +100,11 @@ class Dashboard:
         options: keyword arguments per panel, e.g. ``{"queue": {"max_points": 5}}``.
         teaching: add the *predict the case* panel
             (:class:`~tempsched_lab.widgets.PredictPanel`) beside the tree.
+        scale: the type scale: ``"default"`` (no text under 12 px) or
+            ``"projector"`` (no text under 16 px, in the tables, the
+            timeline's canvas and the pictures alike: for a class). The
+            **projector** toggle in the page switches it too
+            (:meth:`set_scale`).
 
     Clicking a task in the interactive timeline filters the log panel to that
     task's rows (its whole history); clicking it again clears the filter.
@@ -134,6 +140,7 @@ class Dashboard:
         title: str | None = "tempsched_lab dashboard",
         options: dict[str, dict[str, Any]] | None = None,
         teaching: bool = False,
+        scale: str = "default",
     ) -> None:
         names = list(DEFAULT_PANELS) if panels is None else list(panels)
         if teaching and "predict" not in names:
@@ -143,6 +150,7 @@ class Dashboard:
             raise ValueError(f"panels={unknown!r}: unknown; expected some of {list(PANELS)}")
         if on_page_close not in _PAGE_CLOSE:
             raise ValueError(f"on_page_close={on_page_close!r}: expected one of {_PAGE_CLOSE}")
+        scale = check_scale(scale)
         if on_page_close == "auto":
             on_page_close = "shutdown" if in_voila() else "pause"
         self.on_page_close: PageClose = on_page_close
@@ -150,8 +158,11 @@ class Dashboard:
         self.scheduler = scheduler
         self.source = LogSource(scheduler)
         self.closed = False
+        self.type_scale = scale
         self.panels: dict[str, Panel] = {
-            name: PANELS[name](scheduler, source=self.source, **options.get(name, {}))
+            name: PANELS[name](
+                scheduler, source=self.source, **{"scale": scale, **options.get(name, {})}
+            )
             for name in PANELS
             if name in names
         }
@@ -176,10 +187,20 @@ class Dashboard:
         self._link_selection()
         heading = "" if title is None else f"<h3 style='margin:4px 0'>{html.escape(title)}</h3>"
         about = f"<div style='color:#555'>{html.escape(_describe(scheduler))}</div>"
-        self.header = W.HTML(heading + about)
+        self.header = W.HTML(type_css() + heading + about)
         self.header.add_class("tsl-header")
+        self.projector = W.ToggleButton(
+            value=scale == PROJECTOR,
+            description="projector",
+            tooltip="text of 16 px and more everywhere (for a class); off: 12 px and more",
+            layout=W.Layout(width="auto", flex="0 0 auto"),
+        )
+        self.projector.add_class("tsl-projector-toggle")
+        self.projector.observe(self._on_projector, names="value")
         self.widget = self._layout()
         self.widget.add_class("tsl-dashboard")
+        if scale == PROJECTOR:
+            self.widget.add_class(PROJECTOR_CLASS)
         self.refresher.tick(force=True)  # complete before the first display
         if autostart:
             self.refresher.start()
@@ -208,7 +229,11 @@ class Dashboard:
         for name, basis in _BASIS.items():
             if name in p:
                 p[name].layout.flex = f"1 1 {basis}"
-        rows: list[W.Widget] = [self.header]
+        top = W.HBox(
+            [self.header, self.projector] if widgets is None else [self.header],
+            layout=W.Layout(justify_content="space-between", align_items="flex-start"),
+        )
+        rows: list[W.Widget] = [top]
         rows_of: tuple[tuple[str, ...], ...] = (
             ("controls", "queue"),
             ("timeline",),
@@ -234,6 +259,28 @@ class Dashboard:
         """No page answered for ``page_timeout`` s: close, and shut the scheduler down."""
         self.close()
         self.scheduler.shutdown(wait=False)
+
+    # -- the type scale ---------------------------------------------------------------------
+    def set_scale(self, scale: str) -> None:
+        """Switch every panel to type scale ``scale`` (``"default"`` or ``"projector"``).
+
+        The tables and texts change at once (a class on the dashboard's box);
+        pictures and the timeline's canvas in the next round (poked now).
+        """
+        scale = check_scale(scale)
+        self.type_scale = scale
+        for panel in self.panels.values():
+            panel.set_scale(scale)
+        if scale == PROJECTOR:
+            self.widget.add_class(PROJECTOR_CLASS)
+        else:
+            self.widget.remove_class(PROJECTOR_CLASS)
+        if self.projector.value != (scale == PROJECTOR):
+            self.projector.value = scale == PROJECTOR
+        self.refresher.poke()
+
+    def _on_projector(self, change: Any) -> None:
+        self.set_scale(PROJECTOR if change["new"] else "default")
 
     # -- refreshing and releasing ---------------------------------------------------------------
     def refresh(self) -> int:
@@ -291,6 +338,8 @@ class Dashboard:
         widgets = {n: panel.export_widget(scene, made) for n, panel in self.panels.items()}
         view = self._layout(widgets) if made else self.widget
         view.add_class("tsl-dashboard")
+        if self.type_scale == PROJECTOR:
+            view.add_class(PROJECTOR_CLASS)
         try:
             fallback = static_html(view)
             template = _TEMPLATE.replace("@STATIC@", fallback.replace("{", "{{").replace("}", "}}"))

@@ -97,6 +97,7 @@ class TimelinePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         window: float | None = None,
         lanes: Lanes = "task",
         max_lanes: int = 16,
@@ -104,7 +105,7 @@ class TimelinePanel(Panel):
         width: float = 8.4,
         interactive: bool = True,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         if lanes not in ("task", "thread"):
             raise ValueError(f"lanes={lanes!r}: expected 'task' or 'thread'")
         if window is None:  # a real clock runs on; a virtual run is short: show all of it
@@ -173,6 +174,7 @@ class TimelinePanel(Panel):
                     lanes=lanes,
                     window=float(window),
                     follow=True,
+                    scale=scale,
                     layout=W.Layout(width="100%", min_width="420px"),
                 ),
                 "tsl-timeline-live",
@@ -191,24 +193,44 @@ class TimelinePanel(Panel):
     def _link_live(self, live: TimelineWidget) -> None:
         """Keep the panel's controls and the canvas's own toolbar saying the same thing."""
 
+        # One direction at a time: a change made while copying the other way is not copied
+        # back (a value one side rounds or clamps would otherwise bounce between the two).
+        copying: list[bool] = [False]
+
         def from_panel(_change: Any) -> None:
-            with live.hold_sync():
-                live.window = float(self.window.value or 0.0)
-                live.lanes = str(self.lanes.value)
-                live.follow = not self.pause.value
+            if copying[0]:
+                return
+            copying[0] = True
+            try:
+                with live.hold_sync():
+                    live.window = float(self.window.value or 0.0)
+                    live.lanes = str(self.lanes.value)
+                    live.follow = not self.pause.value
+            finally:
+                copying[0] = False
 
         def from_live(change: Any) -> None:
-            if change["name"] == "lanes" and self.lanes.value != change["new"]:
-                self.lanes.value = change["new"]
-            elif change["name"] == "follow" and self.pause.value == change["new"]:
-                self.pause.value = not change["new"]
-            elif change["name"] == "window" and self.window.value != change["new"]:
-                self.window.value = round(float(change["new"]), 3)
+            if copying[0]:
+                return
+            copying[0] = True
+            try:
+                if change["name"] == "lanes" and self.lanes.value != change["new"]:
+                    self.lanes.value = change["new"]
+                elif change["name"] == "follow" and self.pause.value == change["new"]:
+                    self.pause.value = not change["new"]
+                elif change["name"] == "window" and self.window.value != change["new"]:
+                    self.window.value = round(float(change["new"]), 3)
+            finally:
+                copying[0] = False
 
         for control in (self.window, self.lanes, self.pause):
             control.observe(from_panel, names="value")
         live.observe(from_live, names=["lanes", "follow", "window"])
         live.on_hello(self._page_has_canvas)
+
+    def _scale_changed(self, scale: str) -> None:
+        if self.live is not None:
+            self.live.type_scale = scale
 
     def _page_has_canvas(self) -> None:
         # the canvas has its own toolbar and draws the same marks: hide the PNG and its tools
@@ -411,10 +433,11 @@ class DecisionTreePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         picture: bool = True,
         figsize: tuple[float, float] = (7.2, 5.0),
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.caption: W.HTML = self._own(W.HTML(), "tsl-tree-caption")
         self.counts: dict[int, int] = {int(c): 0 for c in Case}
         self.last: dict[str, Any] | None = None

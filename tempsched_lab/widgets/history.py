@@ -74,11 +74,12 @@ class HistoryPanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         picture: bool | None = None,
         max_points: int = 8,
         figsize: tuple[float, float] | None = None,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.max_points = max_points
         self.slider: W.IntSlider = self._own(
             W.IntSlider(

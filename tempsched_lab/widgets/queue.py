@@ -185,13 +185,14 @@ class QueuePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         max_points: int = 8,
         max_tasks: int = 6,
         picture: bool | None = None,
         countdown_every: float = 0.25,
         figsize: tuple[float, float] | None = None,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.max_points = max_points
         self.max_tasks = max_tasks
         self.countdown_every = countdown_every

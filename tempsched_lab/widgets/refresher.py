@@ -274,7 +274,7 @@ class Refresher:
                 part = slot.part
                 cpu = time.thread_time()
                 try:
-                    key = part.key(scene)
+                    key = (part.key(scene), panel.type_scale)  # a new type scale redraws it all
                     drift = part.drift(scene) if part.drift is not None else None
                     if not force and key == slot.key:
                         if drift == slot.drift:
@@ -301,7 +301,7 @@ class Refresher:
                 cpu = time.thread_time()
                 key: Hashable = None
                 try:
-                    key = part.key(scene)
+                    key = (part.key(scene), slot.panel.type_scale)
                     if key == slot.key:
                         continue
                     part.render(scene)

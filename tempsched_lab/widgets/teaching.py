@@ -138,9 +138,14 @@ class PredictPanel(Panel):
     name = "predict"
 
     def __init__(
-        self, scheduler: Scheduler, *, source: LogSource | None = None, seed: int | None = 0
+        self,
+        scheduler: Scheduler,
+        *,
+        source: LogSource | None = None,
+        scale: str = "default",
+        seed: int | None = 0,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.rng = random.Random(seed)
         self.known: dict[int, Request] = {}
         self.serial = 0
