@@ -11,8 +11,8 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.text import Text
 
 from ..timescale import TimeScale
-from .style import FONT
 from .colors import NEUTRAL
+from .style import FONT
 
 __all__ = [
     "FONT",

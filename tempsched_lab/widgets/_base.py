@@ -35,7 +35,7 @@ from matplotlib.text import Text
 from ..plots import case_color as plots_case_color
 from ..plots.style import rc_params, type_scale
 from ..timescale import fmt_duration
-from ._style import MIN_PX, PROJECTOR, PROJECTOR_CLASS, ZOOM, check_scale, type_css
+from ._style import MIN_PX, ZOOM, check_scale, show_scale, type_css
 from .scene import LogSource, Scene
 
 if TYPE_CHECKING:
@@ -160,6 +160,18 @@ class Stage:
     def later(self, call: Callable[[], Any]) -> None:
         """Remember ``call`` (it sends a message): :meth:`apply` makes it before the writes."""
         self.calls.append(call)
+
+    def absorb(self, other: Stage) -> None:
+        """Take ``other``'s staged calls and writes: they are applied with this stage's."""
+        self.calls.extend(other.calls)
+        for widget, traits in other.writes.values():
+            self.put(widget, traits)
+        other.calls, other.writes = [], {}
+
+    @staticmethod
+    def current() -> Stage | None:
+        """The stage collecting this thread's writes, if any."""
+        return getattr(_STAGING, "stage", None)
 
     def apply(self) -> int:
         """Make the staged calls, then write every staged trait (one message per widget).
@@ -287,8 +299,7 @@ class Panel:
             [self._title(title), *children],
             layout=W.Layout(margin="0 8px 8px 0", min_width="0", overflow="hidden"),
         )
-        if self.type_scale == PROJECTOR:
-            box.add_class(PROJECTOR_CLASS)
+        show_scale(box, self.type_scale)
         return self._own(box, "tsl-panel", f"tsl-{self.name}")
 
     # -- the type scale ----------------------------------------------------------------
@@ -308,10 +319,7 @@ class Panel:
                 renderer.set_scale(scale)
             box = getattr(self, "widget", None)
             if box is not None:
-                if scale == PROJECTOR:
-                    box.add_class(PROJECTOR_CLASS)
-                else:
-                    box.remove_class(PROJECTOR_CLASS)
+                show_scale(box, scale)
             self._scale_changed(scale)
 
     def _scale_changed(self, scale: str) -> None:
@@ -335,6 +343,33 @@ class Panel:
             stage.later(call)
         else:
             call()
+
+    @staticmethod
+    @contextmanager
+    def one_frame() -> Iterator[None]:
+        """Writes made in the block reach the page together (staged, then applied at its end).
+
+        Inside a refresher round the round's own stage collects them already;
+        outside one (a button's callback) the block gets a stage of its own, so
+        a slow picture never lands after the texts drawn beside it.
+        """
+        if getattr(_STAGING, "stage", None) is not None:
+            yield
+            return
+        stage = Stage()
+        with stage.collect():
+            yield
+        stage.apply()
+
+    def mark_row(self, widget: W.Widget, row: int | None) -> None:
+        """Say which log row a picture shows, as its class ``tsl-row-<seq>`` (staged like a write).
+
+        The page (and a test) can then check that a picture and the texts beside
+        it show the same row. (A class, not a tooltip: this Voila's widget manager
+        cannot render an image that has one.)
+        """
+        kept = tuple(c for c in widget._dom_classes if not c.startswith("tsl-row-"))
+        self.put(widget, _dom_classes=kept if row is None else (*kept, f"tsl-row-{row}"))
 
     def show_png(self, image: W.Image, png: bytes) -> None:
         """Put PNG bytes in ``image``, shown at exactly their pixel size (never scaled)."""
@@ -466,11 +501,12 @@ class FigureRenderer:
         scale: str = "default",
     ) -> None:
         self.scale = check_scale(scale)
-        #: the size at the default type scale; other scales draw it ``ZOOM`` times larger
-        self.base_size = (float(figsize[0]), float(figsize[1]))
-        zoom = ZOOM[self.scale]
-        size = (self.base_size[0] * zoom, self.base_size[1] * zoom)
-        self.figure: Figure | None = Figure(figsize=size, dpi=dpi, layout="constrained")
+        #: dots per inch at the default type scale; projector type draws the same picture
+        #: ``ZOOM`` times denser: every text and mark a third larger, the layout unchanged
+        self.base_dpi = float(dpi)
+        self.figure: Figure | None = Figure(
+            figsize=figsize, dpi=self.base_dpi * ZOOM[self.scale], layout="constrained"
+        )
         self.canvas: Any = FigureCanvasAgg(self.figure)  # Any: the Agg canvas has no type hints
         self._fixed_min = min_text_px
         self.min_text_px = float(min_text_px if min_text_px is not None else MIN_PX[self.scale])
@@ -485,21 +521,18 @@ class FigureRenderer:
         self._scratch: Figure | None = None
 
     def resize(self, figsize: tuple[float, float]) -> None:
-        """Change the picture's size in inches at the default scale (the next render uses it)."""
-        self.base_size = (float(figsize[0]), float(figsize[1]))
-        zoom = ZOOM[self.scale]
-        size = (self.base_size[0] * zoom, self.base_size[1] * zoom)
-        if self.figure is not None and tuple(self.figure.get_size_inches()) != size:
-            self.figure.set_size_inches(size, forward=False)
-            self._reuse, self._scratch = None, None
+        """Change the picture's size in inches (the next render uses it)."""
+        if self.figure is not None and tuple(self.figure.get_size_inches()) != tuple(figsize):
+            self.figure.set_size_inches(figsize, forward=False)
 
     def set_scale(self, scale: str) -> None:
-        """Draw with type scale ``scale`` from the next render on (larger pictures, larger type)."""
+        """Draw for type scale ``scale`` from the next render on (projector: a third denser)."""
         self.scale = check_scale(scale)
         if self._fixed_min is None:
             self.min_text_px = float(MIN_PX[self.scale])
         self._reuse, self._scratch = None, None
-        self.resize(self.base_size)
+        if self.figure is not None:
+            self.figure.set_dpi(self.base_dpi * ZOOM[self.scale])
 
     def render(
         self,
@@ -552,6 +585,8 @@ class FigureRenderer:
         if self._scratch is None:  # laid out like the figure, so plots measure the same Axes
             width, height = (float(x) for x in fig.get_size_inches())
             self._scratch = Figure(figsize=(width, height), dpi=fig.dpi, layout="constrained")
+        elif self._scratch.dpi != fig.dpi:
+            self._scratch.set_dpi(fig.dpi)
         scratch = self._scratch
         scratch.clear()
         with self._typeset():
@@ -575,10 +610,16 @@ class FigureRenderer:
 
     @contextmanager
     def _typeset(self) -> Iterator[None]:
-        """Draw in this renderer's type scale: the plots' sizes and matplotlib's own."""
+        """Draw with the plots' default type (points): a denser picture makes it larger in px.
+
+        A picture laid out in the default type and drawn ``ZOOM`` times denser
+        keeps its layout exactly (nothing overlaps or is cut that was not), so
+        projector pictures change only in size.
+        """
         import matplotlib
 
-        with type_scale(self.scale), matplotlib.rc_context(rc_params(self.scale)):
+        params: Any = rc_params("default")  # matplotlib types its keys as literals
+        with type_scale("default"), matplotlib.rc_context(params):
             yield
 
     def _png(self) -> bytes:

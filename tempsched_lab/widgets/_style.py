@@ -1,4 +1,4 @@
-"""The widgets' type scale: ``"default"`` (no text under 12 px) or ``"projector"`` (none under 16 px).
+"""The widgets' type scale: ``"default"`` (text of 12 px and up) or ``"projector"`` (16 px and up).
 
 One setting moves every text of a view: the HTML of the panels (a style sheet
 keyed on the class ``tsl-projector`` of the view's root), the canvas of the
@@ -17,9 +17,24 @@ ValueError: scale='huge': expected one of ['default', 'projector']
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as W
+
 from ..plots.style import PROJECTOR, SCALES, check_scale
 
-__all__ = ["MIN_PX", "PROJECTOR", "PROJECTOR_CLASS", "SCALES", "ZOOM", "check_scale", "type_css"]
+__all__ = [
+    "MIN_PX",
+    "PROJECTOR",
+    "PROJECTOR_CLASS",
+    "SCALES",
+    "ZOOM",
+    "check_scale",
+    "projector_toggle",
+    "show_scale",
+    "type_css",
+]
 
 #: The smallest text of each scale, in CSS pixels (HTML, canvas and pictures alike).
 MIN_PX = {"default": 12, "projector": 16}
@@ -44,3 +59,26 @@ _CSS = """<style>
 def type_css() -> str:
     """The style sheet every view carries (in its first HTML): what ``tsl-projector`` changes."""
     return _CSS
+
+
+def show_scale(box: W.Widget, scale: str, toggle: W.ToggleButton | None = None) -> None:
+    """Give ``box`` the class of ``scale`` (``tsl-projector`` or none); set ``toggle`` to match."""
+    if scale == PROJECTOR:
+        box.add_class(PROJECTOR_CLASS)
+    else:
+        box.remove_class(PROJECTOR_CLASS)
+    if toggle is not None and toggle.value != (scale == PROJECTOR):
+        toggle.value = scale == PROJECTOR
+
+
+def projector_toggle(scale: str, switch: Callable[[str], Any]) -> W.ToggleButton:
+    """The **projector** toggle: on calls ``switch("projector")``, off ``switch("default")``."""
+    toggle = W.ToggleButton(
+        value=scale == PROJECTOR,
+        description="projector",
+        tooltip="text of 16 px and more everywhere (for a class); off: 12 px and more",
+        layout=W.Layout(width="auto", flex="0 0 auto"),
+    )
+    toggle.add_class("tsl-projector-toggle")
+    toggle.observe(lambda change: switch(PROJECTOR if change["new"] else "default"), names="value")
+    return toggle

@@ -24,12 +24,12 @@ if TYPE_CHECKING:
     from .scene import LogSource, Scene
 
 __all__ = [
+    "MAX_ARGS_CHARS",
+    "MAX_ARGS_DEPTH",
     "ControlsPanel",
     "cancel_text",
     "decision_text",
     "demo_task",
-    "MAX_ARGS_CHARS",
-    "MAX_ARGS_DEPTH",
     "parse_args",
     "virtual_work",
 ]

@@ -14,7 +14,7 @@ import ipywidgets as W
 from ipywidgets.embed import dependency_state, embed_minimal_html
 
 from ._base import Panel
-from ._style import PROJECTOR, PROJECTOR_CLASS, check_scale, type_css
+from ._style import PROJECTOR, PROJECTOR_CLASS, check_scale, projector_toggle, show_scale, type_css
 from .controls import ControlsPanel
 from .figures import DecisionTreePanel, TimelinePanel
 from .history import HistoryPanel
@@ -189,18 +189,10 @@ class Dashboard:
         about = f"<div style='color:#555'>{html.escape(_describe(scheduler))}</div>"
         self.header = W.HTML(type_css() + heading + about)
         self.header.add_class("tsl-header")
-        self.projector = W.ToggleButton(
-            value=scale == PROJECTOR,
-            description="projector",
-            tooltip="text of 16 px and more everywhere (for a class); off: 12 px and more",
-            layout=W.Layout(width="auto", flex="0 0 auto"),
-        )
-        self.projector.add_class("tsl-projector-toggle")
-        self.projector.observe(self._on_projector, names="value")
+        self.projector = projector_toggle(scale, self.set_scale)
         self.widget = self._layout()
         self.widget.add_class("tsl-dashboard")
-        if scale == PROJECTOR:
-            self.widget.add_class(PROJECTOR_CLASS)
+        show_scale(self.widget, scale)
         self.refresher.tick(force=True)  # complete before the first display
         if autostart:
             self.refresher.start()
@@ -226,9 +218,6 @@ class Dashboard:
 
     def _layout(self, widgets: dict[str, W.Widget] | None = None) -> W.VBox:
         p = widgets if widgets is not None else {n: pl.widget for n, pl in self.panels.items()}
-        for name, basis in _BASIS.items():
-            if name in p:
-                p[name].layout.flex = f"1 1 {basis}"
         top = W.HBox(
             [self.header, self.projector] if widgets is None else [self.header],
             layout=W.Layout(justify_content="space-between", align_items="flex-start"),
@@ -244,7 +233,12 @@ class Dashboard:
             rows_of = (("controls", "queue"), ("timeline",), ("predict", "tree"), ("log",))
             rows_of += (("history",),)
         for pair in rows_of:
-            shown = [p[n] for n in pair if n in p]
+            names = [n for n in pair if n in p]
+            shown = [p[n] for n in names]
+            for name in names:
+                # a flex basis is a width in a row of two; alone in the column it would be a
+                # height (a 560 px queue panel cut its picture): then it takes its content's
+                p[name].layout.flex = f"1 1 {_BASIS[name]}" if len(shown) == 2 else "0 0 auto"
             if len(shown) == 2:
                 row = W.HBox(shown, layout=W.Layout(flex_flow="row wrap", align_items="flex-start"))
                 row.add_class("tsl-row")
@@ -271,16 +265,8 @@ class Dashboard:
         self.type_scale = scale
         for panel in self.panels.values():
             panel.set_scale(scale)
-        if scale == PROJECTOR:
-            self.widget.add_class(PROJECTOR_CLASS)
-        else:
-            self.widget.remove_class(PROJECTOR_CLASS)
-        if self.projector.value != (scale == PROJECTOR):
-            self.projector.value = scale == PROJECTOR
+        show_scale(self.widget, scale, self.projector)
         self.refresher.poke()
-
-    def _on_projector(self, change: Any) -> None:
-        self.set_scale(PROJECTOR if change["new"] else "default")
 
     # -- refreshing and releasing ---------------------------------------------------------------
     def refresh(self) -> int:

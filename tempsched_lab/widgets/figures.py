@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import time
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,6 +22,7 @@ from matplotlib.text import Text
 from ..decision import Case
 from ..plots import plot_decision_tree, plot_timeline
 from ._base import FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
+from .pagewatch import in_voila
 from .scene import case_counts_of, last_decision
 from .timeline_widget import TimelineWidget
 
@@ -34,6 +36,9 @@ if TYPE_CHECKING:
 __all__ = ["DecisionTreePanel", "TimelinePanel", "case_counts_of", "last_decision"]
 
 Lanes = Literal["task", "thread"]
+
+#: Seconds a timeline under Voila waits for its page to load the canvas before drawing a PNG.
+PAGE_GRACE = 10.0
 
 #: The keyword arguments this version of ``plot_timeline`` takes (newer ones add
 #: ``window``, ``lanes`` and ``time_scale``; the panel uses them when present).
@@ -77,6 +82,10 @@ class TimelinePanel(Panel):
         width: picture width in inches (shown at 100 dpi, unscaled); the
             height follows the number of lanes.
         interactive: show the browser-side timeline (PNG until a page loads it).
+            Under Voila the page always loads it, so no PNG is drawn for the
+            first :data:`PAGE_GRACE` seconds (the first paint is not kept waiting
+            for a picture the page would hide); a page that has not said hello
+            by then gets the PNG.
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> clock = VirtualClock()
@@ -166,6 +175,8 @@ class TimelinePanel(Panel):
         )
         self.picture: W.Box = self._own(scroller(self.image))
         self.live: TimelineWidget | None = None
+        self._made_at = time.monotonic()
+        self._page_expected = interactive and in_voila()
         children: list[W.Widget] = [self.tools, self.caption]
         if interactive:
             self.live = self._own(
@@ -175,7 +186,7 @@ class TimelinePanel(Panel):
                     window=float(window),
                     follow=True,
                     scale=scale,
-                    layout=W.Layout(width="100%", min_width="420px"),
+                    layout=W.Layout(width="100%", min_width="320px"),
                 ),
                 "tsl-timeline-live",
             )
@@ -189,6 +200,14 @@ class TimelinePanel(Panel):
     def page_has_canvas(self) -> bool:
         """Whether a page has loaded the interactive timeline (then no PNG is drawn)."""
         return self.live is not None and self.live.hellos > 0
+
+    def awaiting_page(self) -> bool:
+        """Under Voila, in the first seconds before the page has loaded the canvas: no PNG yet."""
+        return (
+            self._page_expected
+            and not self.page_has_canvas
+            and time.monotonic() - self._made_at < PAGE_GRACE
+        )
 
     def _link_live(self, live: TimelineWidget) -> None:
         """Keep the panel's controls and the canvas's own toolbar saying the same thing."""
@@ -302,7 +321,7 @@ class TimelinePanel(Panel):
         if self.live is not None:
             live = self.live
             self.later(lambda: live.push(scene.seq, now=scene.now))
-        if self.page_has_canvas:
+        if self.page_has_canvas or self.awaiting_page():
             if self.image.value:  # a round drawn while the page said hello left its PNG
                 self.put(self.image, value=b"")
             self.put(self.caption, value=stamp(scene, self.name) + self._live_caption(scene))
@@ -370,6 +389,7 @@ class TimelinePanel(Panel):
             self.lanes.value,
             self.paused_at,
             self.page_has_canvas,
+            self.awaiting_page(),
         )
 
     def _now_key(self, scene: Scene) -> Hashable:
@@ -459,6 +479,7 @@ class DecisionTreePanel(Panel):
             return
         last, counts = scene.decisions()
         self.show_png(self.image, self._tree_png(None if last is None else last["case"], counts))
+        self.mark_row(self.image, None if last is None else int(last["seq"]))  # the decision
 
     def warm_picture(self, scene: Scene) -> None:
         """Draw the tree of one case not drawn yet, ahead of time (in the refresher's quiet rounds).
@@ -504,7 +525,9 @@ class DecisionTreePanel(Panel):
 
     def _picture_key(self, scene: Scene) -> Hashable:
         last, counts = scene.decisions()
-        return (None if last is None else last["case"], tuple(counts.values()))
+        if last is None:
+            return None
+        return (last["case"], last["seq"], tuple(counts.values()))
 
     def _caption_key(self, scene: Scene) -> Hashable:
         return (scene.seq, scene.scale.style)

@@ -521,7 +521,7 @@ class View {
   }
 
   resize() {
-    const w = Math.max(420, Math.floor(this.el.clientWidth || 800));
+    const w = Math.max(320, Math.floor(this.el.clientWidth || 800));
     const h = this.fitHeight(this.laneList().count);
     const dpr = window.devicePixelRatio || 1;
     this.width = w; this.height = h;
