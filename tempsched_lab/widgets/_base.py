@@ -110,14 +110,18 @@ def stamp(scene: Scene, panel: str) -> str:
     """An invisible marker of the moment a panel's HTML was rendered from.
 
     Every panel's main text carries one, so a test (or a curious user with the
-    browser's inspector) can check that all panels show the same moment.
+    browser's inspector) can check that all panels show the same moment: the
+    log's row count (``data-seq``) and the clock (``data-t``, seconds since
+    the clock's origin: comparable between the sides of a side by side).
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> stamp(LogSource(Scheduler(VirtualClock())).scene(), "log")
-    "<span class='tsl-stamp' data-panel='log' data-seq='0' hidden></span>"
+    "<span class='tsl-stamp' data-panel='log' data-seq='0' data-t='0.000000' hidden></span>"
     """
+    t = scene.scale.rel(scene.now)
     return (
-        f"<span class='tsl-stamp' data-panel='{esc(panel)}' data-seq='{scene.seq}' hidden></span>"
+        f"<span class='tsl-stamp' data-panel='{esc(panel)}' data-seq='{scene.seq}' "
+        f"data-t='{t:.6f}' hidden></span>"
     )
 
 

@@ -505,7 +505,8 @@ class ControlsPanel(Panel):
             kind = "virtual clock"
         else:
             mode, kind = "running", "real clock"
-        if scene.closed:
+        if scene.closed:  # one state: a clock that drives nothing any more is not "running"
+            mode = "stopped"
             state = "<b class='tsl-shut'>scheduler shut down</b>"
         else:
             state = f"{scene.moment.pending} pending, {len(scene.moment.running)} running"

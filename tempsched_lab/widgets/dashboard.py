@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as W
 from ipywidgets.embed import dependency_state, embed_minimal_html
 
-from ._base import Panel
+from ._base import Panel, png_size
 from ._style import PROJECTOR, PROJECTOR_CLASS, check_scale, projector_toggle, show_scale, type_css
 from .controls import ControlsPanel
 from .figures import DecisionTreePanel, TimelinePanel
@@ -389,7 +389,15 @@ def static_html(widget: W.Widget) -> str:
         if not widget.value:
             return ""
         data = base64.b64encode(widget.value).decode("ascii")
-        return f"<img style='max-width:100%' src='data:image/{widget.format};base64,{data}'>"
+        # at its own pixel size (a flex column would stretch it: its type would grow with it)
+        try:
+            width = f"width:{png_size(bytes(widget.value))[0]}px;"
+        except ValueError:
+            width = ""
+        return (
+            f"<img style='{width}max-width:100%;height:auto;align-self:flex-start' "
+            f"src='data:image/{widget.format};base64,{data}'>"
+        )
     if isinstance(widget, W.Box):
         direction = "row;flex-wrap:wrap" if isinstance(widget, W.HBox) else "column"
         inner = "".join(static_html(child) for child in widget.children)
@@ -406,8 +414,9 @@ _TEMPLATE = """<!DOCTYPE html>
 <meta charset="UTF-8">
 <title>{title}</title>
 <style>
-body {{ font-family: sans-serif; margin: 12px; }}
-#tsl-static {{ border: 1px dashed #bbb; padding: 8px; }}
+body {{ font-family: sans-serif; margin: 12px; font-size: 14px; }}
+#tsl-static {{ border: 1px dashed #bbb; padding: 8px; font-size: 14px; }}
+#tsl-static h3 {{ font-size: 18px; }}
 </style>
 </head>
 <body>

@@ -37,6 +37,8 @@ __all__ = ["DecisionTreePanel", "TimelinePanel", "case_counts_of", "last_decisio
 
 Lanes = Literal["task", "thread"]
 
+#: Width in inches of the timeline in a static export (room for the plot and its legend).
+EXPORT_WIDTH = 13.0
 #: Seconds a timeline under Voila waits for its page to load the canvas before drawing a PNG.
 PAGE_GRACE = 10.0
 
@@ -298,10 +300,13 @@ class TimelinePanel(Panel):
             return max(int(frame.loc[starts, "thread"].nunique()), 1)
         return int(frame["task_id"].nunique()) + 1
 
-    def _draw(self, ax: Axes, scene: Scene, frame: pd.DataFrame) -> None:
-        span = self.span(scene)
+    def _draw(
+        self, ax: Axes, scene: Scene, frame: pd.DataFrame, span: tuple[float, float] | None
+    ) -> None:
         lanes = str(self.lanes.value)
-        kwargs: dict[str, Any] = {"ax": ax, "now": scene.now, "max_lanes": self.max_lanes}
+        # a scheduler that is shut down has no "now" to follow: its run ends at its last row
+        now = None if scene.closed and span is None else scene.now
+        kwargs: dict[str, Any] = {"ax": ax, "now": now, "max_lanes": self.max_lanes}
         if timeline_supports("time_scale"):
             kwargs["time_scale"] = scene.scale
         if timeline_supports("lanes"):
@@ -334,28 +339,51 @@ class TimelinePanel(Panel):
         lanes = str(self.lanes.value)
         self.put(self.caption, value=stamp(scene, self.name) + self._caption(scene, lanes))
 
-    def png(self, scene: Scene) -> bytes:
-        """The PNG timeline of ``scene``, in the panel's window and lanes."""
+    def png(self, scene: Scene, *, whole: bool = False) -> bytes:
+        """The PNG timeline of ``scene``, in the panel's window and lanes.
+
+        ``whole``: the whole run instead of the window, :data:`EXPORT_WIDTH`
+        inches wide (what a static export shows: a finished run, all of it,
+        with room for the legend beside the plot).
+        """
         frame = scene.frame()
         lanes = str(self.lanes.value)
         rows = min(self._lanes_wanted(frame, lanes), self.max_lanes + 1)
-        # about 0.26 in (26 px) per lane keeps the lane labels at least 11 px apart
-        self._fig.resize((self.width, float(np.clip(1.5 + 0.26 * rows, 3.0, 7.5))))
-        return self._fig.render(lambda ax: self._draw(ax, scene, frame))
+        # about 0.26 in (26 px) per lane keeps the lane labels at least 12 px apart
+        height = float(np.clip(1.5 + 0.26 * rows, 3.0, 7.5))
+        span = None if whole else self.span(scene)
+        if whole:
+            renderer = FigureRenderer((max(self.width, EXPORT_WIDTH), height))
+            try:
+                return renderer.render(lambda ax: self._draw(ax, scene, frame, span))
+            finally:
+                renderer.close()
+        self._fig.resize((self.width, height))
+        return self._fig.render(lambda ax: self._draw(ax, scene, frame, span))
 
     def export_widget(self, scene: Scene, made: list[W.Widget]) -> W.Widget:
-        """For a static export: the title, the caption and the PNG timeline (no canvas)."""
-        if self.live is None:
-            return self.widget
+        """For a static export: the title, the caption and the PNG of the whole run (no canvas).
+
+        An export is read after the run: it shows all of it (not the live
+        window, where a short run would fill a tenth of the picture).
+        """
         image = image_widget()
-        # the PNG of the last round is current unless a page has the canvas (then none is drawn)
-        shown = self.shown is scene and not self.page_has_canvas and self.image.value
-        png = bytes(self.image.value) if shown else self.png(scene)
+        png = self.png(scene, whole=True)
         width, height = png_size(png)
         image.value = png
         image.layout.width, image.layout.height = f"{width}px", f"{height}px"
         image.layout.display = ""
-        caption = W.HTML(stamp(scene, self.name) + self._caption(scene, str(self.lanes.value)))
+        by = "one lane per executor thread" if self.lanes.value == "thread" else "one lane per task"
+        end = (
+            "until the scheduler shut down"
+            if scene.closed
+            else f"up to {scene.scale.at(scene.now)}"
+        )
+        text = f"the whole run, {end} · {by}"
+        caption = W.HTML(
+            stamp(scene, self.name)
+            + f"<div class='tsl-timeline-text' style='color:#444'>{esc(text)}</div>"
+        )
         title = W.HTML("<b style='font-size:14px'>Timeline</b>")
         box = W.VBox([title, caption, scroller(image)])
         made.extend([image, caption, title, box.children[-1], box])

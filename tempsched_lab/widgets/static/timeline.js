@@ -694,6 +694,7 @@ class View {
     el.dataset.folded = String(lanes.folded);
     el.dataset.fontmin = String(this.fontMin);
     el.dataset.height = String(this.height);
+    el.dataset.now = String(now);
     el.dataset.drawn = String(drawnRuns);
     el.dataset.frames = String(this.frames);
     el.dataset.selected = String(selected);
@@ -1078,4 +1079,4 @@ function render({ model, el }) {
 }
 
 export default { initialize, render };
-export { Store, K as KIND_CODES };
+export { Store, View, K as KIND_CODES };
