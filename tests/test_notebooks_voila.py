@@ -165,6 +165,10 @@ SEEN_JS = """(upto) => Object.fromEntries(Object.entries(window.__tslSeen).map(
 
 def test_clicks_reach_every_panel_from_one_moment(browser, dashboard_server):
     page, _ = open_dashboard(browser, dashboard_server)
+    # the live scenario has run 30 s (three rounds): the timeline follows the present
+    page.wait_for_function(
+        "() => +document.querySelector('.tsl-tl').dataset.now >= 30", timeout=60_000
+    )
     page.locator(".tsl-label input").fill("clicked")
     page.locator(".tsl-label input").press("Tab")
     page.locator(".tsl-log-rows input").fill("60")  # the heartbeat logs ~8 rows/s: keep ours
@@ -172,10 +176,6 @@ def test_clicks_reach_every_panel_from_one_moment(browser, dashboard_server):
     page.locator(".tsl-mode button", has_text="at time").click()  # pre-filled 10 s ahead
     page.wait_for_function(
         "() => /^\\d+\\.000$/.test(document.querySelector('.tsl-when input').value)"
-    )
-    # the live scenario has run 30 s (three rounds): the timeline follows the present
-    page.wait_for_function(
-        "() => +document.querySelector('.tsl-tl').dataset.now >= 30", timeout=60_000
     )
     page.evaluate(RECORD_STAMPS_JS)
     latencies = []

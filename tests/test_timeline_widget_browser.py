@@ -64,6 +64,16 @@ def canvas_point(page, t: float, task: int | None = None, lane: int = 0) -> tupl
     return x, box["y"] + y
 
 
+def reset_shows(page, whole: tuple[float, float]) -> None:
+    """Click reset; wait until the view is ``whole`` (the run's extent) again."""
+    page.locator("button.tsl-tl-reset").click()
+    page.wait_for_function(
+        "([a, b]) => { const d = document.querySelector('.tsl-tl').dataset;"
+        " return Math.abs(d.view0 - a) < 1e-5 && Math.abs(d.view1 - b) < 1e-5; }",
+        arg=list(whole),
+    )
+
+
 def record(name: str, values: list[float]) -> dict[str, object]:
     """Add click-to-every-panel latencies (ms) to ``artifacts/latency-teaching.json``."""
     entry = {
@@ -105,12 +115,7 @@ def test_timeline_renders_zooms_pans_hovers_highlights_and_streams(page, server)
         " return d.view1 - d.view0 < w; }",
         arg=(whole[1] - whole[0]) * 0.7,
     )
-    page.locator("button.tsl-tl-reset").click()
-    page.wait_for_function(
-        "([a, b]) => { const d = document.querySelector('.tsl-tl').dataset;"
-        " return Math.abs(d.view0 - a) < 1e-5 && Math.abs(d.view1 - b) < 1e-5; }",
-        arg=list(whole),
-    )
+    reset_shows(page, whole)
 
     # wheel zoom around the pointer: the visible range shrinks, the point under it stays
     x, y = canvas_point(page, 2.0, lane=3)
@@ -146,12 +151,7 @@ def test_timeline_renders_zooms_pans_hovers_highlights_and_streams(page, server)
     assert wide["view1"] - wide["view0"] <= (whole[1] - whole[0]) * 1.06 + 1e-6
     assert wide["view0"] <= whole[0] and wide["view1"] >= whole[1]
     # reset: the whole run again
-    page.locator("button.tsl-tl-reset").click()
-    page.wait_for_function(
-        "([a, b]) => { const d = document.querySelector('.tsl-tl').dataset;"
-        " return Math.abs(d.view0 - a) < 1e-5 && Math.abs(d.view1 - b) < 1e-5; }",
-        arg=list(whole),
-    )
+    reset_shows(page, whole)
 
     # hover the slow import's bar (task #6 runs from 1.55 s to 2.45 s)
     x, y = canvas_point(page, 2.0, task=6)
@@ -283,6 +283,7 @@ CLICK_UNTIL_JS = """async ([selector, done, timeoutMs]) => {
             panel: e.dataset.panel, seq: +e.dataset.seq, t: +e.dataset.t,
             side: [...document.querySelectorAll('.tsl-sbs-side')].findIndex(s => s.contains(e))})),
         verdict: q('.tsl-predict-verdict') ? +q('.tsl-predict-verdict').dataset.after : null,
+        asked: q('.tsl-score') ? +q('.tsl-score').dataset.asked : null,
         tree: rowOf(q('img.tsl-tree-image')),
         treeCaption: (q('.tsl-tree-caption')?.innerText.match(/row (\\d+)/) || [])[1],
         historyRow: +((q('.tsl-history-row')?.innerText.match(/Row (\\d+)/) || [])[1]),
@@ -332,10 +333,10 @@ def test_predict_and_history_show_one_moment_after_each_click(page, server):
     page.locator("img.tsl-tree-image").wait_for(state="visible")
     latencies = []
     for round_ in range(3):
-        state = click_until(page, "button.tsl-guess-4", PREDICT_DONE)
+        state = click_until(
+            page, "button.tsl-guess-4", f"{PREDICT_DONE} && S.asked === {round_ + 1}"
+        )
         latencies.append(state["ms"])
-        asked = page.locator(".tsl-score").get_attribute("data-asked")
-        assert asked == str(round_ + 1)
         page.locator("button.tsl-predict-next").click()
         page.locator("button.tsl-guess-4:not([disabled])").wait_for()
     newest = state["historyRow"]

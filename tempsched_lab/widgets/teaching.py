@@ -298,8 +298,8 @@ class PredictPanel(Panel):
         if not self._revealed(scene):
             return  # the guess's rows are not in this moment yet: show nothing of it
         self.put(self.request, value=stamp(scene, self.name) + self._body)
-        self.put(self.result, value=self._verdict)
         self.put(self.score_text, value=self._score_html())
+        self.put(self.result, value=self._verdict)  # last: the verdict comes with all the rest
 
     def _key(self, scene: Scene) -> Hashable:
         revealed = self._revealed(scene)
