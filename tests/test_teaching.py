@@ -334,6 +334,8 @@ def test_step_both_draws_both_sides_and_then_sends_them_as_one_frame(monkeypatch
         s.schedule(demo_task, at=1.034, args=("b",), label="b")
 
     pair = SideBySide(lesson, designs=("heap", "wheel"), autostart=False)
+    for dash in pair.dashboards:
+        dash.timeline.live.hellos = 1  # a page shows the pair (before one does, steps only poke)
     applied = []
     apply = _base.Stage.apply
     monkeypatch.setattr(_base.Stage, "apply", lambda self: applied.append(apply(self)) or 0)

@@ -188,25 +188,42 @@ class SideBySide:
     def _run_to(self, t: float) -> None:
         """Run every clock to ``t``, then show every side's new moment in one frame.
 
-        The refreshers draw no round of their own meanwhile; one round per side is
-        drawn here and all of their writes reach the page together, so no side
-        shows the new time beside the other's old one.
+        Once a page shows the pair (its timelines said hello), the refreshers draw
+        no round of their own meanwhile; one round per side is drawn here and all
+        of their writes reach the page together, so no side shows the new time
+        beside the other's old one. Before (a notebook still executing under
+        Voila, a headless run) the refreshers are only poked: no frame is drawn
+        for a page that is not there yet.
         """
+        if not self._page_shows():
+            self._run_clocks(t)
+            for dash in self.dashboards:
+                dash.refresher.poke()
+            self._show_status()
+            return
         with contextlib.ExitStack() as held:
             for dash in self.dashboards:
                 held.enter_context(dash.refresher.holding())
-            for clock, worker in zip(self.clocks, self.workers, strict=True):
-                if t < clock.now():
-                    continue
-                if worker is not None:
-                    run_simulation(clock, worker, until=t)
-                else:
-                    clock.run_until(t)
+            self._run_clocks(t)
             with Panel.one_frame():
                 for dash in self.dashboards:
                     if not dash.closed:
                         dash.refresher.tick(hurry=True)
                 self._show_status()
+
+    def _run_clocks(self, t: float) -> None:
+        for clock, worker in zip(self.clocks, self.workers, strict=True):
+            if t < clock.now():
+                continue
+            if worker is not None:
+                run_simulation(clock, worker, until=t)
+            else:
+                clock.run_until(t)
+
+    def _page_shows(self) -> bool:
+        """Whether a page has loaded this pair's interactive timelines."""
+        lives = [getattr(d.panels.get("timeline"), "live", None) for d in self.dashboards]
+        return any(live is not None and live.hellos > 0 for live in lives)
 
     def step(self) -> float | None:
         """Run every side to the next due time of any side; returns that time (None: nothing)."""
