@@ -53,6 +53,7 @@ _CSS = """<style>
 .tsl-projector h3 { font-size: 24px !important; }
 .tsl-projector .widget-button, .tsl-projector .jupyter-button { height: auto; min-height: 34px; }
 .tsl-projector .tsl-table td, .tsl-projector .tsl-table th { padding: 2px 8px; }
+.tsl-projector .widget-label { width: auto !important; max-width: none !important; }
 </style>"""
 
 

@@ -76,6 +76,8 @@ class TimelinePanel(Panel):
     Args:
         scheduler: the scheduler to show.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
+        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+            (16 px and up); :meth:`set_scale` switches it.
         window: seconds shown, ending at now (0: everything). Default: 30 s
             on a real clock, everything on a virtual one.
         lanes: ``"task"`` or ``"thread"``.
@@ -469,6 +471,8 @@ class DecisionTreePanel(Panel):
     Args:
         scheduler: the scheduler to show.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
+        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+            (16 px and up); :meth:`set_scale` switches it.
         picture: draw the tree (about 150 ms of CPU per new decision); with
             ``False`` the panel is its caption alone.
         figsize: size of the picture in inches (shown at 100 dpi, unscaled).

@@ -161,6 +161,8 @@ class QueuePanel(Panel):
     Args:
         scheduler: the scheduler to show.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource` (dashboards pass one).
+        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+            (16 px and up); :meth:`set_scale` switches it.
         max_points: how many time points are listed (the rest are counted).
         max_tasks: how many tasks of one time point are listed.
         picture: show the design's picture; ``None``: only for heap and wheel.

@@ -128,6 +128,8 @@ class PredictPanel(Panel):
     Args:
         scheduler: the scheduler the requests are made on.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
+        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+            (16 px and up); :meth:`set_scale` switches it.
         seed: seed of the random choice of cases (the same lesson twice).
 
     After :meth:`guess` (a click on a case button), :attr:`last` holds the
