@@ -68,8 +68,8 @@ class LaneLayout:
 def lanes_that_fit(height_pt: float, rows_besides_lanes: int = 0) -> int:
     """How many lanes an Axes of ``height_pt`` points can label legibly.
 
-    >>> lanes_that_fit(200.0)  # a 3.6 in figure's Axes before layout
-    10
+    >>> lanes_that_fit(200.0)  # a 3.6 in figure's Axes before layout (9 pt labels)
+    9
     """
     usable = max(0.0, height_pt - _DECORATION_PT)
     return max(2, int(usable // (LANE_MIN_PT * FONT["small"])) - rows_besides_lanes)
