@@ -26,6 +26,7 @@ EXPECTED = [
     "07_migrating_from_temporal_scheduler.ipynb",
     "08_outgrowing_one_machine.ipynb",
     "09_interactive_timeline.ipynb",
+    "10_lab_experiment.ipynb",
 ]
 BUDGET_S = 60.0  # a notebook must run top to bottom in under a minute
 CELL_TIMEOUT_S = 120
@@ -158,6 +159,19 @@ def _check_outgrowing(nb, text):
     assert _count(nb, "image/png") >= 2  # thread lanes, worker lanes
 
 
+def _check_lab(nb, text):
+    assert "same seed, same table: True" in text  # a workload is data, drawn from its seed
+    assert "90 runs," in text  # the sweep
+    assert _count(nb, WIDGET_VIEW) >= 2  # the progress bar, the dashboard of a surprising run
+    assert "sorted dict and heap made identical runs: True" in text  # the conclusion, asserted
+    assert "the budget holds while each thread is busy less than all the time" in text
+    assert "M/M/1 mean wait: measured" in text
+    assert "all of their lateness is the wait for the tick: True" in text  # a log regenerated
+    assert "the sorted dict does the least work per task: True" in text  # steps counted
+    assert "the same rows on the cluster: True" in text and "cluster closed: True" in text
+    assert _count(nb, "image/png") >= 4  # two sweeps' lines, the tail, the case mix
+
+
 CHECKS = {
     "01_tour.ipynb": _check_tour,
     "02_decision_tree.ipynb": _check_decision_tree,
@@ -168,6 +182,7 @@ CHECKS = {
     "07_migrating_from_temporal_scheduler.ipynb": _check_migration,
     "08_outgrowing_one_machine.ipynb": _check_outgrowing,
     "09_interactive_timeline.ipynb": _check_interactive_timeline,
+    "10_lab_experiment.ipynb": _check_lab,
 }
 
 
