@@ -11,6 +11,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
     from .audit import AuditReport
 
-__all__ = ["DemoResult", "LiveScenario", "run_demo", "work"]
+__all__ = ["OUTPUTS", "DemoResult", "LiveScenario", "Output", "run_demo", "work", "write_outputs"]
 
 
 def _work(*args: str) -> str:
@@ -31,12 +32,20 @@ def _work(*args: str) -> str:
 
 
 class DemoResult:
-    """What a demo run produced: the scheduler, its log frame and the audit."""
+    """What a demo run produced: the scheduler, its log frame, the audit, the run's wall time."""
 
-    def __init__(self, scheduler: Scheduler, frame: pd.DataFrame, report: AuditReport) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        frame: pd.DataFrame,
+        report: AuditReport,
+        run_seconds: float = 0.0,
+    ) -> None:
         self.scheduler = scheduler
         self.frame = frame
         self.report = report
+        #: Wall-clock seconds from the clock's start to the scheduler's shutdown.
+        self.run_seconds = run_seconds
 
 
 def run_demo(
@@ -44,75 +53,109 @@ def run_demo(
     virtual: bool = False,
     seconds: float = 3.0,
     scale: float = 1.0,
-    progress: Callable[[float], None] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> DemoResult:
     """Run the demo scenario for ``seconds`` (virtual or real) and return its log.
 
-    ``scale`` stretches every time in the scenario; ``progress(fraction)`` is
-    called about ten times a second while a real-clock run waits.
+    ``scale`` stretches every time in the scenario. ``say``, if given, is called
+    with each step of the log as a line (see :class:`~tempsched_lab.narration.Narrator`),
+    from this thread: as it happens on the real clock (about ten times a second),
+    all at the end of a virtual run (which does not wait).
 
     >>> result = run_demo(virtual=True)
     >>> sorted(set(result.frame["case"].dropna().astype(int)))
     [1, 2, 3, 4, 5, 6, 7, 8]
+    >>> lines = []
+    >>> _ = run_demo(virtual=True, say=lines.append)
+    >>> print(lines[0])
+       0.000 s  report          case 2 (nothing scheduled): task #0 queued, due t = 1.000 s
     """
+    if say is not None:  # imported before the clock starts: an import would hold the GIL
+        from .narration import Narrator
     clock = VirtualClock() if virtual else RealClock()
     s = Scheduler(clock, executor="inline" if virtual else "pool")
+    narrator = None if say is None else Narrator(s.log, say)
+    started = time.perf_counter()
     t0 = clock.now()
     with quiet_failures():  # the demo's failing task fails on purpose: summarised at the end
-        ids = schedule_demo(s, t0=t0, scale=scale, work=_work)  # the scenario of the plots too
-        s.cancel(ids["cancelled"])
-        end = t0 + seconds * scale
-        if isinstance(clock, VirtualClock):
-            clock.run_until(end)
-        else:
-            while (left := end - clock.now()) > 0:
-                if progress is not None:
-                    progress(1.0 - left / (seconds * scale))
-                time.sleep(min(0.1, left))
-        if progress is not None:
-            progress(1.0)
+        try:
+            ids = schedule_demo(s, t0=t0, scale=scale, work=_work)  # the plots' scenario too
+            s.cancel(ids["cancelled"])
+            end = t0 + seconds * scale
+            if isinstance(clock, VirtualClock):
+                clock.run_until(end)
+            else:
+                while (left := end - clock.now()) > 0:
+                    time.sleep(min(0.1, left))
+                    if narrator is not None:
+                        narrator.poll()
+        except BaseException:  # Ctrl-C: stop the scheduler's threads before going
+            s.shutdown(wait=False)
+            raise
         s.shutdown()
+    run_seconds = time.perf_counter() - started
+    if narrator is not None:
+        narrator.finish()
     frame = s.log.to_frame()
-    return DemoResult(s, frame, s.log.audit())
+    return DemoResult(s, frame, s.log.audit(), run_seconds)
 
 
-#: What the demo writes, file by file (the README and ``--help`` say the same).
+#: What the demo writes, file by file (``--help`` and the README say the same).
 OUTPUTS = {
-    "event-log.csv": "the event log, one row per scheduling step",
-    "event-log.parquet": "the same log in Parquet (when pyarrow is installed)",
-    "summary.png": "timeline, decision tree, lateness and queue depth on one page",
+    "event-log.csv": "the event log, plain CSV, times since the start",
+    "event-log.csv.meta.json": "its metadata: rows, checksums, time origins",
+    "event-log.parquet": "the log in Parquet (needs pyarrow; said if not)",
+    "summary.png": "timeline, queue depth, tree and lateness, one page",
     "timeline.png": "the task timeline",
-    "dashboard.html": "a static snapshot of the dashboard (opens in a browser, no kernel)",
+    "dashboard.html": "a snapshot of the dashboard (browser, no kernel)",
 }
 
 
-def write_outputs(result: DemoResult, out: Path) -> Iterator[Path]:
-    """Write into ``out`` (see :data:`OUTPUTS`), yielding each path as soon as it is written."""
+@dataclass(frozen=True)
+class Output:
+    """One file of :data:`OUTPUTS`: written, or skipped and why."""
+
+    path: Path
+    skipped: str | None = None
+
+    @property
+    def what(self) -> str:
+        """What the file holds (from :data:`OUTPUTS`)."""
+        return OUTPUTS.get(self.path.name, "")
+
+
+def write_outputs(result: DemoResult, out: Path) -> Iterator[Output]:
+    """Write into ``out`` (see :data:`OUTPUTS`), yielding each file as soon as it is written.
+
+    The log files come first: they are written even if drawing fails.
+    """
     out.mkdir(parents=True, exist_ok=True)
     path = out / "event-log.csv"
     result.scheduler.log.to_csv(path)
-    yield path
+    yield Output(path)
+    yield Output(out / "event-log.csv.meta.json")
+    path = out / "event-log.parquet"
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        pass
+        why = "pyarrow is not installed (pip install 'tempsched-lab[parquet]')"
+        yield Output(path, skipped=why)
     else:
-        path = out / "event-log.parquet"
         result.scheduler.log.to_parquet(path)
-        yield path
+        yield Output(path)
     from matplotlib.figure import Figure
 
     from .plots import plot_summary, plot_timeline
 
     path = out / "summary.png"
     plot_summary(result.frame).savefig(path, dpi=100)
-    yield path
+    yield Output(path)
     timeline = Figure(figsize=(11, 5.5), layout="constrained")
     plot_timeline(result.frame, ax=timeline.add_subplot())
     path = out / "timeline.png"
     timeline.savefig(path, dpi=100)
-    yield path
-    yield write_dashboard(result, out / "dashboard.html")
+    yield Output(path)
+    yield Output(write_dashboard(result, out / "dashboard.html"))
 
 
 def write_dashboard(result: DemoResult, path: Path) -> Path:

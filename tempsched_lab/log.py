@@ -474,7 +474,12 @@ class EventLog:
 
     # -- export -------------------------------------------------------------------------
     def to_csv(self, path: str | os.PathLike[str]) -> None:
-        """Write the log as CSV; :func:`read_log` reads it back with the same dtypes."""
+        """Write the log as plain CSV, its metadata in ``path + ".meta.json"`` beside it.
+
+        ``pandas.read_csv(path)`` reads it as it is (times in seconds since the
+        start); :func:`read_log` checks it against its metadata and gives back
+        the frame of ``to_frame()``, same dtypes and values.
+        """
         from .logfiles import write_log
 
         write_log(self.to_frame(), path, "csv")

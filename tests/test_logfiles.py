@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -26,8 +27,12 @@ from tempsched_lab.logfiles import (
     read_log,
     write_log,
 )
-from tempsched_lab.logfiles.frames import STORED, TEXT_COLUMNS
-from tempsched_lab.logfiles.text import escape_text, unescape_text
+from tempsched_lab.logfiles.csvfile import FILE_COLUMNS, MAGIC, metadata_path
+from tempsched_lab.logfiles.frames import STORED, TEXT_COLUMNS, stored_frame
+from tempsched_lab.logfiles.meta import build_metadata, dumps
+from tempsched_lab.logfiles.text import escape_columns, escape_text, unescape_text
+from tempsched_lab.logfiles.timecols import CLOCK_TIMES, DURATIONS, WALL
+from tempsched_lab.schema import COLUMNS
 
 NASTY = [
     "a\rb",  # a bare carriage return (F11: unreadable before)
@@ -98,18 +103,100 @@ def test_every_nasty_text_round_trips_exactly(tmp_path, frame, name):
     assert back.attrs["time_origin"] == 1_700_000_000.0
     assert audit(back).ok
     assert replay(back) == replay(frame)
-    assert os.listdir(tmp_path) == [name]  # no temporary file left behind
+    files = [name, f"{name}.meta.json"] if name.endswith(".csv") else [name]
+    assert sorted(os.listdir(tmp_path)) == files  # no temporary file left behind
 
 
-def test_csv_file_is_plain_csv_between_a_metadata_line_and_an_end_line(tmp_path, frame):
+def write_format2(frame: pd.DataFrame, path: Path) -> Path:
+    """A CSV log as tempsched_lab wrote it before format 3: metadata line, rows, end line."""
+    data = stored_frame(frame)
+    data.attrs = dict(frame.attrs)
+    stored, escaped = escape_columns(data, TEXT_COLUMNS, csv=True)
+    meta = build_metadata(data, escaped=escaped)
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(MAGIC.decode("ascii") + dumps(meta) + "\r\n")
+        stored.to_csv(fh, index=False, lineterminator="\r\n")
+        fh.write(f"#end of event log: {len(frame)} rows\r\n")
+    return path
+
+
+def sidecar(path: Path) -> dict:
+    return json.loads(metadata_path(path).read_text())
+
+
+def test_csv_file_is_plain_csv_with_its_metadata_in_a_file_beside_it(tmp_path, frame):
     path = write_log(frame, tmp_path / "log.csv")
-    lines = path.read_bytes().split(b"\r\n")
-    assert lines[0].startswith(b"#tempsched-lab event log {")
-    assert lines[1].decode() == ",".join(STORED)
-    assert lines[-2] == f"#end of event log: {len(frame)} rows".encode()
-    assert lines[-1] == b""
-    assert b'"a\rb"' in path.read_bytes()  # a bare \r is quoted
-    path.read_bytes().decode("utf-8")  # valid UTF-8: the lone surrogate is escaped
+    data = path.read_bytes()
+    lines = data.split(b"\r\n")
+    assert lines[0].decode() == ",".join(FILE_COLUMNS) == ",".join([*STORED, "time", "wall_time"])
+    assert lines[-1] == b"" and not any(line.startswith(b"#") for line in lines)
+    assert b'"a\rb"' in data  # a bare \r is quoted
+    data.decode("utf-8")  # valid UTF-8: the lone surrogate is escaped
+    meta = sidecar(path)
+    assert (meta["format"], meta["rows"], meta["bytes"]) == (3, len(frame), len(data))
+    assert meta["time_origin"] == 1_700_000_000.0
+    first_wall = frame["wall"].iloc[0]  # a virtual clock: wall times count from the first row
+    assert meta["relative_to"] == dict.fromkeys(CLOCK_TIMES, 1_700_000_000.0) | {WALL: first_wall}
+    assert lines[1].startswith(b"0,0.0,0.0,schedule,")
+    assert metadata_path(path).read_text().count("\n") > 10  # indented: readable by people
+
+
+def test_every_float_column_is_a_clock_time_the_wall_time_or_a_duration():
+    floats = {c.name for c in COLUMNS if c.store == "float"}
+    assert floats == {*CLOCK_TIMES, WALL, *DURATIONS}
+    assert not {*CLOCK_TIMES, WALL} & set(DURATIONS)
+
+
+def real_clock_log() -> pd.DataFrame:
+    """A short real-clock log: epoch-sized times, as a user's own run writes them."""
+    s = Scheduler()
+    done = threading.Event()
+    s.schedule(noop, delay=0.01, args=("a",), label="first")
+    s.schedule(fail, delay=0.02, args=("boom",), label="fails")
+    s.schedule(done, delay=0.03)
+    assert done.wait(30)
+    s.cancel(99)
+    s.shutdown()
+    return s.log.to_frame()
+
+
+@pytest.mark.parametrize("which", ["real clock", "virtual clock"])
+def test_plain_pandas_reads_the_rows_and_columns_read_log_gives(tmp_path, which):
+    """``pd.read_csv(path)`` alone: same rows and columns; where values differ, it is documented.
+
+    * times (``t``, ``due``, ... and ``wall``) are seconds since the start: adding the
+      origins in the metadata file (``relative_to``) gives read_log's values exactly;
+    * categoricals and text read as strings, nullable integers with a missing value as
+      floats, ``woke`` as objects, ``time``/``wall_time`` as ISO 8601 text.
+    """
+    frame = real_clock_log() if which == "real clock" else nasty_log(["x", "y z"], error="boom")
+    path = write_log(frame, tmp_path / "log.csv")
+    back = read_log(path)
+    plain = pd.read_csv(path)
+    assert list(plain.columns) == list(back.columns) and len(plain) == len(back)
+    origins = sidecar(path)["relative_to"]
+    if which == "real clock":
+        assert set(origins) == {*CLOCK_TIMES, WALL}
+        assert origins["t"] == frame.attrs["time_origin"] == origins[WALL]
+        assert plain["t"].between(0, 60).all() and plain[WALL].between(0, 60).all()
+    for c in COLUMNS:
+        mine, theirs = back[c.name], plain[c.name]
+        if c.store in ("seq", "float"):
+            assert theirs.dtype == "float64" or c.store == "seq"
+            restored = theirs.to_numpy(dtype="float64") + origins.get(c.name, 0.0)
+            assert restored.tolist() == pytest.approx(mine.tolist(), rel=0, abs=0, nan_ok=True)
+        elif c.store in ("int", "case"):
+            expected = mine.astype("Float64").to_numpy(dtype="float64", na_value=float("nan"))
+            assert theirs.to_numpy(dtype="float64").tolist() == pytest.approx(
+                expected.tolist(), nan_ok=True
+            )
+        else:  # text, categoricals, booleans: equal values, missing as NaN
+            expected = mine.astype(object).where(mine.notna(), None).tolist()
+            got = theirs.astype(object).where(theirs.notna(), None).tolist()
+            assert got == expected, c.name
+    for name, source in (("time", "t"), ("wall_time", "wall")):
+        pd.testing.assert_series_equal(pd.to_datetime(plain[name]), back[name], check_names=False)
+        assert back[name].equals(pd.to_datetime(back[source], unit="s", utc=True))
 
 
 TEXT = st.one_of(
@@ -184,21 +271,19 @@ def test_an_empty_log_round_trips(tmp_path):
 
 def test_a_failed_write_leaves_no_partial_file_and_keeps_the_old_one(tmp_path, frame, monkeypatch):
     path = write_log(frame.iloc[:5], tmp_path / "log.csv")
-    before = path.read_bytes()
+    before, meta_before = path.read_bytes(), metadata_path(path).read_bytes()
     from tempsched_lab.logfiles import csvfile
 
-    real = csvfile.write_csv_log
-
-    def half_then_fail(data, tmp):
-        real(data, tmp)
-        assert tmp.stat().st_size > 1000  # something was written under the temporary name
+    def fail_after_the_rows(frame, **kwargs):
+        (written,) = tmp_path.glob(".log.csv.*.tmp")  # the rows, under a temporary name
+        assert written.stat().st_size > 1000
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("tempsched_lab.logfiles.write_csv_log", half_then_fail)
+    monkeypatch.setattr(csvfile, "build_metadata", fail_after_the_rows)
     with pytest.raises(OSError, match=r"cannot write the event log '.*log\.csv': No space left"):
         write_log(frame, path)
-    assert path.read_bytes() == before
-    assert os.listdir(tmp_path) == ["log.csv"]
+    assert path.read_bytes() == before and metadata_path(path).read_bytes() == meta_before
+    assert sorted(os.listdir(tmp_path)) == ["log.csv", "log.csv.meta.json"]
 
 
 @pytest.mark.parametrize("name", ["log.csv", "log.parquet"])
@@ -261,36 +346,60 @@ def test_parquet_without_pyarrow_says_how_to_install_it(tmp_path, frame, monkeyp
 # -- truncation ---------------------------------------------------------------------------
 
 
-def row_ends(data: bytes, rows: int) -> list[int]:
+def row_ends(data: bytes, rows: int, end_line: bool) -> list[int]:
     """Offset just past each row's line end, found from each next row's ``\\r\\n<seq>,``."""
     starts = [data.index(f"\r\n{seq},".encode()) + 2 for seq in range(rows)]
-    return [*starts[1:], data.rindex(b"\r\n#end of event log") + 2]
+    last = data.rindex(b"\r\n#end of event log") + 2 if end_line else len(data)
+    return [*starts[1:], last]
 
 
-def check_csv_cuts(tmp_path, every_byte: bool) -> int:
-    """Cut a CSV log at many offsets; each cut must say exactly how many whole rows it holds."""
+def cut_copy(path: Path, data: bytes, name: str = "cut.csv") -> Path:
+    """``data`` as ``name`` beside ``path``, with a copy of ``path``'s metadata file if any."""
+    cut_path = path.with_name(name)
+    cut_path.write_bytes(data)
+    if metadata_path(path).exists():
+        metadata_path(cut_path).write_bytes(metadata_path(path).read_bytes())
+    return cut_path
+
+
+def check_csv_cuts(tmp_path, every_byte: bool, old: bool = False) -> int:
+    """Cut a CSV log at many offsets; each cut must say exactly how many whole rows it holds.
+
+    ``old``: a file of format 2 (metadata line, rows, end line), else of format 3.
+    """
     frame = nasty_log(labels=["a\rb", 'multi\nline "quoted"\r\nlabel', "", "plain"])
-    data = write_log(frame, tmp_path / "log.csv", fsync=False).read_bytes()
+    path = tmp_path / "log.csv"
+    data = (write_format2(frame, path) if old else write_log(frame, path, fsync=False)).read_bytes()
     n = len(frame)
-    first_line = data.index(b"\r\n") + 2
-    ends = row_ends(data, n)
+    columns_start = data.index(b"\r\n") + 2 if old else 0  # after format 2's metadata line
+    columns_end = data.index(b"\r\n", columns_start) + 2
+    ends = row_ends(data, n, end_line=old)
     if every_byte:
         cuts = range(len(data))
     else:  # around every line end, all through the quoted multi-line label, and a stride
         quoted = data.index(b'"multi')
         cuts = sorted(
-            {c + d for c in [first_line, *ends] for d in (-2, -1, 0, 1)}
+            {c + d for c in [columns_start, columns_end, *ends] for d in (-2, -1, 0, 1)}
             | set(range(quoted, quoted + 40))
             | set(range(0, len(data), 41))
         )
-    cut_path = tmp_path / "cut.csv"
     for cut in cuts:
-        cut_path.write_bytes(data[:cut])
+        if not 0 <= cut < len(data):
+            continue
         with pytest.raises(TruncatedLogError) as info:
-            read_log(cut_path)
+            read_log(cut_copy(path, data[:cut]))
         message = str(info.value)
-        if cut < first_line:
+        if cut < columns_start:
             assert re.search("cut short (inside its first|at its start)", message), (cut, message)
+            continue
+        if old and cut == columns_start:
+            assert "cut short inside its column names" in message, (cut, message)
+            continue
+        if cut == 0:
+            assert "the file is empty (its metadata file says it holds" in message, message
+            continue
+        if cut < columns_end:
+            assert "cut short inside its column names" in message, (cut, message)
             continue
         whole = sum(end <= cut for end in ends)
         if whole == n:
@@ -300,13 +409,15 @@ def check_csv_cuts(tmp_path, every_byte: bool) -> int:
     return len(cuts)
 
 
-def test_a_csv_cut_at_line_ends_and_inside_quotes_says_how_many_rows_it_holds(tmp_path):
-    assert check_csv_cuts(tmp_path, every_byte=False) > 300
+@pytest.mark.parametrize("old", [False, True], ids=["format 3", "format 2"])
+def test_a_csv_cut_at_line_ends_and_inside_quotes_says_how_many_rows_it_holds(tmp_path, old):
+    assert check_csv_cuts(tmp_path, every_byte=False, old=old) > 300
 
 
 @pytest.mark.slow
-def test_a_csv_cut_at_every_byte_says_how_many_rows_it_holds(tmp_path):
-    assert check_csv_cuts(tmp_path, every_byte=True) > 5000
+@pytest.mark.parametrize("old", [False, True], ids=["format 3", "format 2"])
+def test_a_csv_cut_at_every_byte_says_how_many_rows_it_holds(tmp_path, old):
+    assert check_csv_cuts(tmp_path, every_byte=True, old=old) > 5000
 
 
 def test_the_f12_case_a_csv_cut_at_60_percent(tmp_path):
@@ -345,7 +456,7 @@ def small_csv(tmp_path):
 
 
 def test_an_edited_cell_is_caught_by_its_column_checksum(small_csv):
-    edited(small_csv, b",1700000001.0,", b",1700000001.5,")
+    edited(small_csv, b",1.0,", b",1.5,")  # a due time, in seconds since the start
     with pytest.raises(LogFileError, match=r"column '\w+' does not match its checksum"):
         read_log(small_csv)
 
@@ -357,14 +468,15 @@ def test_an_edited_cell_is_caught_by_its_column_checksum(small_csv):
         (b",schedule,", b",bogus,", r"column 'kind', row 0 \(seq 0\): 'bogus' is not one of sch"),
         (b",user,", b",robot,", r"column 'origin', row 0 \(seq 0\): 'robot' is not one of user"),
         (b",False,", b",maybe,", r"column 'woke', row 0 \(seq 0\): 'maybe' is not True or False"),
-        (b",1700000001.0,", b",soon,", r"column 'due', row 0 \(seq 0\): 'soon' is not a number"),
-        (b"\r\n0,1700000000.0,", b"\r\n0,1e999x,", r"column 't', row 0 \(seq 0\): '1e999x'"),
+        (b",1.0,", b",soon,", r"column 'due', row 0 \(seq 0\): 'soon' is not a number"),
+        (b"\r\n0,0.0,", b"\r\n0,1e999x,", r"column 't', row 0 \(seq 0\): '1e999x'"),
         (b"schedule,0,2,", b"schedule,0.5,2,", r"column 'task_id', row 0 \(seq 0\): '0.5' is not"),
         (
             b"schedule,0,2,",
             b"schedule,0,9,",
             r"column 'case', row 0 \(seq 0\): 9 is not a decision",
         ),
+        (b"Z\r\n1,", b"X\r\n1,", r"column 'wall_time', row 0 \(seq 0\): '.*X' is not the"),
     ],
 )
 def test_an_impossible_value_names_the_column_row_and_value(small_csv, old, new, message):
@@ -379,13 +491,14 @@ def test_a_missing_column_or_bad_bytes_are_named(small_csv, tmp_path):
     with pytest.raises(LogFileError, match=r"missing \['due'\], unexpected \['due_at'\]"):
         read_log(small_csv)
     small_csv.write_bytes(data.replace(b"MainThread", b"Main\xffThread", 1))
-    with pytest.raises(LogFileError, match="not UTF-8 text"):
+    with pytest.raises(LogFileError, match=r"log\.csv: not UTF-8 text"):
         read_log(small_csv)
-    small_csv.write_bytes(data + b"junk")
-    with pytest.raises(LogFileError, match="4 unexpected bytes after its end line"):
+    small_csv.write_bytes(data + b"9999,junk\r\n")
+    with pytest.raises(LogFileError, match=r"log\.csv: "):
         read_log(small_csv)
-    small_csv.write_bytes(data.replace(b'{"format":2,', b'{"format":7,', 1))
-    with pytest.raises(LogFileError, match=r"format 7; this version .* reads formats up to 2"):
+    small_csv.write_bytes(data)
+    edited(metadata_path(small_csv), b'"format": 3,', b'"format": 7,')
+    with pytest.raises(LogFileError, match=r"format 7; this version .* reads formats up to 3"):
         read_log(small_csv)
     not_a_log = tmp_path / "notes.csv"
     not_a_log.write_text("a,b\n1,2\n")
@@ -393,19 +506,29 @@ def test_a_missing_column_or_bad_bytes_are_named(small_csv, tmp_path):
         read_log(not_a_log)
 
 
-def refused_flips(tmp_path, frame, data: bytes, offsets, suffix: str) -> int:
+def refused_flips(
+    tmp_path, frame, data: bytes, offsets, suffix: str, *, meta=None, damaged=None, csv=None
+) -> int:
     """Flip each byte at ``offsets`` in turn: a read refuses the file or gives ``frame`` intact.
 
-    Returns how many were refused (never a silently different frame).
+    Returns how many were refused (never a silently different frame). ``meta``: a CSV
+    log whose metadata file goes beside the damaged copy; ``damaged`` and ``csv``: flip
+    the metadata file ``damaged`` beside an intact copy of the CSV bytes ``csv``.
     """
-    damaged = tmp_path / f"damaged{suffix}"
+    damaged = damaged or tmp_path / f"damaged{suffix}"
+    target = damaged
+    if meta is not None and metadata_path(meta).exists():
+        metadata_path(damaged).write_bytes(metadata_path(meta).read_bytes())
+    if csv is not None:
+        target = damaged.with_name(damaged.name.removesuffix(".meta.json"))
+        target.write_bytes(csv)
     refused = 0
     for at in offsets:
         flipped = bytearray(data)
         flipped[at] ^= 0x5A
         damaged.write_bytes(bytes(flipped))
         try:
-            back = read_log(damaged)
+            back = read_log(target)
         except LogFileError:
             refused += 1
         else:
@@ -413,15 +536,25 @@ def refused_flips(tmp_path, frame, data: bytes, offsets, suffix: str) -> int:
     return refused
 
 
-def check_csv_flips(tmp_path, frame, stride: int) -> tuple[int, int]:
-    """Flip bytes of a CSV log (metadata line included): (refused, flipped)."""
-    data = write_log(frame, tmp_path / "log.csv", fsync=False).read_bytes()
+def check_csv_flips(tmp_path, frame, stride: int, old: bool = False) -> tuple[int, int]:
+    """Flip bytes of a CSV log (and of its metadata, line or file): (refused, flipped)."""
+    path = tmp_path / "log.csv"
+    data = (write_format2(frame, path) if old else write_log(frame, path, fsync=False)).read_bytes()
     offsets = range(0, len(data), stride)
-    return refused_flips(tmp_path, frame, data, offsets, ".csv"), len(offsets)
+    refused = refused_flips(tmp_path, frame, data, offsets, ".csv", meta=path)
+    if not old:  # the metadata file, beside an intact CSV
+        meta = metadata_path(path).read_bytes()
+        meta_offsets = range(0, len(meta), max(1, stride // 4))
+        damaged = metadata_path(path).with_name("damaged.csv.meta.json")
+        refused += refused_flips(tmp_path, frame, meta, meta_offsets, "", damaged=damaged, csv=data)
+        offsets = range(len(offsets) + len(meta_offsets))
+    return refused, len(offsets)
 
 
-def test_a_damaged_csv_file_is_refused(tmp_path):
-    refused, flipped = check_csv_flips(tmp_path, nasty_log(labels=["a\rb", "", "x"]), stride=61)
+@pytest.mark.parametrize("old", [False, True], ids=["format 3", "format 2"])
+def test_a_damaged_csv_file_is_refused(tmp_path, old):
+    frame = nasty_log(labels=["a\rb", "", "x"])
+    refused, flipped = check_csv_flips(tmp_path, frame, stride=61, old=old)
     assert refused == flipped > 70
 
 
@@ -465,6 +598,129 @@ def test_a_parquet_log_whose_metadata_key_was_damaged_is_not_taken_for_format_1(
 
 
 # -- files of format 1 (before metadata) -------------------------------------------------------
+
+
+def test_csv_files_of_format_2_still_read_and_are_checked(tmp_path, frame):
+    """What users saved before format 3 (metadata line, rows, end line) reads back the same."""
+    path = write_format2(frame, tmp_path / "saved.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_same(read_log(path), frame)
+    data = path.read_bytes()
+    edited(path, b",1700000001.0,", b",1700000001.5,")
+    with pytest.raises(LogFileError, match=r"column '\w+' does not match its checksum"):
+        read_log(path)
+    path.write_bytes(data + b"junk")
+    with pytest.raises(LogFileError, match="4 unexpected bytes after its end line"):
+        read_log(path)
+    path.write_bytes(data.replace(b'{"format":2,', b'{"format":7,', 1))
+    with pytest.raises(LogFileError, match=r"format 7; this version .* reads formats up to 3"):
+        read_log(path)
+    metadata_path(path).write_text("{}")  # a stray metadata file: the file's own line decides
+    path.write_bytes(data)
+    assert_same(read_log(path), frame)
+
+
+def test_a_csv_without_its_metadata_file_reads_with_a_warning_naming_it(tmp_path, frame):
+    path = write_log(frame, tmp_path / "log.csv")
+    metadata_path(path).unlink()
+    with pytest.warns(UncheckedLogWarning, match=r"log\.csv\.meta\.json is missing.*cannot be"):
+        back = read_log(path)
+    origin = frame.attrs["time_origin"]
+    assert back["t"].tolist() == (frame["t"] - origin).tolist()  # seconds since the start
+    assert back.attrs["time_origin"] == 0.0
+    times = ["time", "wall_time", *CLOCK_TIMES, WALL]
+    pd.testing.assert_frame_equal(back.drop(columns=times), frame.drop(columns=times))
+
+
+def test_a_csv_whose_line_ends_were_changed_still_reads(tmp_path):
+    """``\\r\\n`` to ``\\n`` (a tool's conversion): shorter than written, every value the same."""
+    frame = nasty_log(labels=["x", 'quote "q", comma'], error="boom")
+    path = write_log(frame, tmp_path / "log.csv")
+    path.write_bytes(path.read_bytes().replace(b"\r\n", b"\n"))
+    assert path.stat().st_size < json.loads(metadata_path(path).read_text())["bytes"]
+    assert_same(read_log(path), frame)
+
+
+def test_a_metadata_file_of_another_log_is_refused(tmp_path):
+    small = write_log(nasty_log(labels=["x"]), tmp_path / "small.csv")
+    big = write_log(nasty_log(labels=["x", "y", "z", "w"]), tmp_path / "big.csv")
+    small_meta, big_meta = metadata_path(small).read_bytes(), metadata_path(big).read_bytes()
+    metadata_path(small).write_bytes(big_meta)  # a shorter file: whole rows, fewer of them
+    with pytest.raises(TruncatedLogError, match=r"holds \d+ of \d+ rows: .* is another log's"):
+        read_log(small)
+    metadata_path(big).write_bytes(small_meta)  # a longer file
+    with pytest.raises(LogFileError, match=r"big\.csv: holds \d+ rows but its metadata says"):
+        read_log(big)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda b: b.replace(b'"rows": ', b'"rows": 1', 1), "its metadata is damaged"),
+        (lambda b: b[: len(b) // 2], "its metadata is not valid JSON"),
+        (lambda b: b"\xff\xfe" + b, "its metadata is not valid JSON"),
+        (lambda b: b"", "its metadata is not valid JSON"),
+        (lambda b: b.replace(b'"bytes": ', b'"bytes": -', 1), "its metadata is damaged"),
+    ],
+)
+def test_a_damaged_metadata_file_is_named(small_csv, damage, message):
+    sidecar_path = metadata_path(small_csv)
+    sidecar_path.write_bytes(damage(sidecar_path.read_bytes()))
+    with pytest.raises(LogFileError, match=rf"log\.csv\.meta\.json: {message}"):
+        read_log(small_csv)
+
+
+# -- R8: bad bytes never escape as a bare UnicodeDecodeError ---------------------------------
+
+
+def long_log(rows: int = 4000) -> pd.DataFrame:
+    """A log longer than pandas' first parsing chunk, so a late bad byte is read late."""
+    clock = VirtualClock(start=1_700_000_000.0)
+    s = Scheduler(clock)
+    for i in range(rows // 2):
+        s.schedule(noop, delay=1 + i, args=(i,), label=f"task {i}")
+    return s.log.to_frame()
+
+
+@pytest.mark.parametrize("layout", ["format 3", "format 2", "format 1"])
+def test_a_bad_number_and_a_late_non_utf8_byte_name_the_file(tmp_path, layout):
+    """R8: the bad number sent the reader to a second, untyped pass that hit the bad byte."""
+    frame = long_log()
+    path = tmp_path / "log.csv"
+    if layout == "format 3":
+        write_log(frame, path)
+    elif layout == "format 2":
+        write_format2(frame, path)
+    else:
+        frame[list(STORED)].to_csv(path, index=False)
+    data = path.read_bytes()
+    first_row = data.index(b"\n0,") + 3
+    data = data[:first_row] + b"x" + data[first_row:]  # row 0's t is no number
+    data = data[:-300] + b"\xff" + data[-299:]  # and a byte near the end is not UTF-8
+    path.write_bytes(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UncheckedLogWarning)
+        with pytest.raises(LogFileError, match=r"log\.csv: not UTF-8 text"):
+            read_log(path)
+
+
+@pytest.mark.parametrize("with_metadata", [True, False], ids=["metadata file", "none"])
+def test_invalid_empty_or_cut_files_name_the_file(small_csv, with_metadata):
+    data = small_csv.read_bytes()
+    if not with_metadata:
+        metadata_path(small_csv).unlink()
+    small_csv.write_bytes(b"\xff\xfe\x80" * (len(data) // 3) + b"\xff" * (len(data) % 3))
+    with pytest.raises(LogFileError, match=r"log\.csv: (not UTF-8 text|not an event-log file)"):
+        read_log(small_csv)
+    small_csv.write_bytes(b"")
+    with pytest.raises(TruncatedLogError, match=r"log\.csv: the file is empty"):
+        read_log(small_csv)
+    small_csv.write_bytes(data[: len(data) // 2] + b"\xff")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UncheckedLogWarning)
+        with pytest.raises(LogFileError, match=r"log\.csv: "):
+            read_log(small_csv)
 
 
 @pytest.mark.parametrize("name", ["old.csv", "old.parquet"])

@@ -211,10 +211,10 @@ def test_colours_besides_the_cases_are_never_case_colours(frame):
     cases = {c.upper() for c in CASE_COLORS.values()}
     others = [*MEASURE_COLORS.values(), HEAD_FILL, HEAD_EDGE, ENTRY_FILL, *TURN_COLORS]
     assert not {c.upper() for c in others} & cases
-    fig = plot_summary(frame)  # the page that shows the timeline, the tree and lateness
+    fig = plot_summary(frame)  # the page that shows the timeline, depth, tree and lateness
     lateness_bars = [
         p.get_facecolor()
-        for row in fig.axes[2].child_axes
+        for row in fig.axes[3].child_axes
         for p in row.patches
         if str(p.get_gid()).startswith("hist:")
     ]
@@ -496,8 +496,8 @@ def test_timeline_of_an_empty_log_says_so(empty_frame):
 
 def test_timeline_of_a_log_read_back_from_csv(frame, csv_frame, csv_path):
     live = plot_timeline(frame)
-    # read_log, and a plain read_csv (skipping the file's first and last metadata lines)
-    raw = pd.read_csv(csv_path, skiprows=1, skipfooter=1, engine="python")
+    # read_log, and a plain read_csv (times in seconds since the start, no metadata)
+    raw = pd.read_csv(csv_path)
     for other in (csv_frame, raw):
         ax = plot_timeline(other)
         assert ytick_labels(ax) == ytick_labels(live)
@@ -912,8 +912,14 @@ def test_design_views_refuse_another_designs_snapshot(frame):
 def test_summary_page(frame, csv_frame):
     fig = plot_summary(frame)
     assert isinstance(fig, Figure)
-    timeline, tree, lateness = fig.axes
+    timeline, depth, tree, lateness = fig.axes
     assert timeline.get_title() == "Task timeline: 12 tasks, 16 runs, 1 Event set"
+    assert depth.get_title() == "Queue depth over time"
+    assert [line.get_label() for line in depth.get_lines()][:2] == [
+        "queue size (pending tasks)",
+        "head list size (tasks at the head time)",
+    ]
+    assert depth.get_xlim() == timeline.get_xlim()  # one time axis: steps line up with lanes
     assert tree.get_title() == "Decision tree: counts from 23 decisions"
     assert lateness.child_axes[-1].get_xlabel() == "lateness (ms)"
     assert fig.get_suptitle() == "Scheduler log summary: 77 rows, 23 decisions, 1 error"
@@ -925,8 +931,9 @@ def test_summary_page(frame, csv_frame):
 
 def test_summary_of_an_empty_log(empty_frame):
     fig = plot_summary(empty_frame)
-    timeline, _, lateness = fig.axes
+    timeline, depth, _, lateness = fig.axes
     assert texts(timeline) == ["no tasks yet"] and texts(lateness) == ["no runs yet"]
+    assert texts(depth) == ["no tasks yet"]
     png(fig)
 
 

@@ -4,7 +4,9 @@
   Parquet under a temporary name and renames it into place, so a failure (a
   full disk, an unwritable directory) leaves no partial file behind.
 * Every file carries metadata (format version, row count, a checksum per
-  column, the time origin). :func:`read_log` gives back a frame equal to the
+  column, the time origin): a Parquet file inside it, a CSV file in a file
+  beside it (``run.csv.meta.json``), so that the CSV itself is plain CSV with
+  times in seconds since the start. :func:`read_log` gives back a frame equal to the
   one written, dtypes and ``attrs["time_origin"]`` included, or raises
   :class:`LogFileError` saying what is wrong: a file cut short
   (:class:`TruncatedLogError`, "holds 11 of 20 rows"), a damaged column, an
@@ -81,8 +83,10 @@ def write_log(
     """Write an event-log frame to ``path`` as CSV or Parquet, all at once; return the path.
 
     The format comes from ``fmt`` (``"csv"`` or ``"parquet"``) or the suffix
-    (``.csv``, ``.parquet``, ``.pq``). Only the stored columns are written (the
-    datetime columns are derived again on reading); ``frame.attrs`` entries that
+    (``.csv``, ``.parquet``, ``.pq``). A CSV file gets its metadata in a file
+    beside it (``path`` + ``.meta.json``: keep the two together) and holds the
+    datetime columns as text for other tools; reading derives them again from
+    ``t`` and ``wall``. ``frame.attrs`` entries that
     are text, numbers, booleans or None are kept. A frame that no log can hold
     raises :class:`LogFileError` before any file is touched; a failed write
     raises ``OSError`` naming ``path`` and the cause and leaves ``path`` as it
@@ -104,9 +108,11 @@ def write_log(
         pyarrow_parquet()
     data = stored_frame(frame, source="frame")
     data.attrs = dict(frame.attrs)
-    write = write_csv_log if kind == "csv" else write_parquet_log
+    if kind == "csv":
+        write_csv_log(data, target, fsync=fsync)  # the CSV and its metadata file, each atomically
+        return target
     with atomic_path(target, fsync=fsync, what="the event log") as tmp:
-        write(data, tmp)
+        write_parquet_log(data, tmp)
     return target
 
 

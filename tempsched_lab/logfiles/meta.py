@@ -1,6 +1,7 @@
 """The metadata every log file carries, and the checks it makes possible.
 
-One JSON object, the same for both formats (a CSV file's first line, a Parquet
+One JSON object, the same for both formats (a CSV file's metadata file beside it,
+``run.csv.meta.json``, or the first line of a CSV file of format 2; a Parquet
 file's key-value metadata under ``tempsched_lab``)::
 
     {"format": 2, "rows": 20, "first_seq": 0, "checksum": "crc32",
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT_VERSION",
+    "NEWEST_FORMAT",
     "build_metadata",
     "dumps",
     "parse_metadata",
@@ -37,8 +39,11 @@ __all__ = [
     "verify",
 ]
 
-#: Version of the file layout; 1 was the plain CSV/Parquet of earlier releases (no metadata).
+#: Version of the Parquet and spill layouts; 1 was the plain CSV/Parquet of earlier releases
+#: (no metadata). CSV files are format 3 (:data:`.csvfile.CSV_FORMAT`): plain CSV, metadata beside.
 FORMAT_VERSION = 2
+#: The newest format this version reads.
+NEWEST_FORMAT = 3
 
 
 def _portable_attrs(frame: pd.DataFrame) -> dict[str, Any]:
@@ -77,13 +82,17 @@ def _json(meta: dict[str, Any]) -> str:
     return json.dumps(meta, ensure_ascii=True, separators=(",", ":"))
 
 
-def dumps(meta: dict[str, Any]) -> str:
-    """One line of ASCII JSON (non-ASCII and lone surrogates escaped; NaN allowed), sealed.
+def dumps(meta: dict[str, Any], indent: int | None = None) -> str:
+    """ASCII JSON (non-ASCII and lone surrogates escaped; NaN allowed), sealed.
 
-    The last key, ``meta_crc``, is the CRC-32 of the JSON before it, so a damaged
-    time origin or row count is found like damaged data.
+    The last key, ``meta_crc``, is the CRC-32 of the compact JSON before it, so a
+    damaged time origin or row count is found like damaged data. ``indent=None``
+    gives one line; a number, an indented text for people (the seal is the same).
     """
-    return _json({**meta, "meta_crc": f"{zlib.crc32(_json(meta).encode('ascii')):08x}"})
+    sealed = {**meta, "meta_crc": f"{zlib.crc32(_json(meta).encode('ascii')):08x}"}
+    if indent is None:
+        return _json(sealed)
+    return json.dumps(sealed, ensure_ascii=True, indent=indent)
 
 
 def unseal(meta: dict[str, Any], source: str) -> None:
@@ -101,10 +110,10 @@ def parse_metadata(text: str | bytes, source: str) -> dict[str, Any]:
         raise LogFileError(f"{source}: its metadata is not valid JSON ({exc})") from None
     if not isinstance(meta, dict) or not isinstance(meta.get("format"), int):
         raise LogFileError(f"{source}: its metadata has no format version")
-    if meta["format"] > FORMAT_VERSION:
+    if meta["format"] > NEWEST_FORMAT:
         raise LogFileError(
             f"{source}: written in log file format {meta['format']}; this version of "
-            f"tempsched_lab reads formats up to {FORMAT_VERSION}: upgrade tempsched_lab"
+            f"tempsched_lab reads formats up to {NEWEST_FORMAT}: upgrade tempsched_lab"
         )
     unseal(meta, source)
     checks: dict[str, Callable[[Any], bool]] = {

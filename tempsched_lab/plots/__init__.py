@@ -19,7 +19,7 @@ compose several plots on a page.
 :func:`plot_queue`         a snapshot in its design's picture (sorted dict,
                            heap, wheel: :func:`plot_sorteddict`,
                            :func:`plot_heap`, :func:`plot_wheel`)
-:func:`plot_summary`       timeline, tree counts and lateness on one page
+:func:`plot_summary`       timeline, queue depth, tree counts, lateness: one page
 =========================  ======================================================
 
 Colours are fixed per decision case and per outcome (:mod:`.colors`).

@@ -1,4 +1,4 @@
-"""One page about a whole log: timeline, decision-tree counts and lateness."""
+"""One page about a whole log: timeline, queue depth, decision-tree counts and lateness."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from matplotlib.figure import Figure
 
 from ._axes import count_of, new_figure
 from ._data import LogArrays, as_frame
+from .depth import plot_queue_depth
 from .lateness import plot_lateness
 from .timeline import plot_timeline
 from .tree import plot_decision_tree
@@ -21,10 +22,11 @@ def plot_summary(
     color_by: Literal["case", "outcome"] = "case",
     now: float | None = None,
     max_lanes: int = 30,
-    figsize: tuple[float, float] = (15.0, 12.0),
+    figsize: tuple[float, float] = (15.0, 15.0),
 ) -> Figure:
-    """A one-page Figure: the task timeline on top, the decision tree with the count of
-    each case and the lateness histograms underneath.
+    """A one-page Figure: the task timeline on top, the queue depth over the same time
+    axis under it, and the decision tree with the count of each case and the lateness
+    histograms at the bottom.
 
     Args:
         frame: an event-log frame, an ``EventLog`` or a ``Scheduler``.
@@ -34,23 +36,25 @@ def plot_summary(
         figsize: the Figure's size in inches.
 
     Returns:
-        The Figure (``fig.axes`` is ``[timeline, tree, lateness]``); save it with
+        The Figure (``fig.axes`` is ``[timeline, depth, tree, lateness]``); save it with
         ``fig.savefig("summary.png")`` or show it in Jupyter by evaluating it.
 
     >>> from tempsched_lab.plots import example_frame
     >>> fig = plot_summary(example_frame())
-    >>> [ax.get_title(loc="left") or ax.get_title() for ax in fig.axes][1]
-    'Decision tree: counts from 23 decisions'
+    >>> [ax.get_title(loc="left") or ax.get_title() for ax in fig.axes][1:3]
+    ['Queue depth over time', 'Decision tree: counts from 23 decisions']
     """
     frame = as_frame(frame)
     a = LogArrays.of(frame)
     fig = new_figure(figsize)
-    grid = fig.add_gridspec(2, 2, height_ratios=(1.1, 1.0), width_ratios=(1.15, 1.0))
-    plot_timeline(
-        a, ax=fig.add_subplot(grid[0, :]), color_by=color_by, now=now, max_lanes=max_lanes
-    )
-    plot_decision_tree(counts=frame, ax=fig.add_subplot(grid[1, 0]), fontsize=8.0)
-    plot_lateness(a, ax=fig.add_subplot(grid[1, 1]))
+    grid = fig.add_gridspec(3, 2, height_ratios=(1.1, 0.42, 1.0), width_ratios=(1.15, 1.0))
+    timeline = fig.add_subplot(grid[0, :])
+    plot_timeline(a, ax=timeline, color_by=color_by, now=now, max_lanes=max_lanes)
+    depth = plot_queue_depth(a, ax=fig.add_subplot(grid[1, :]), now=now)
+    if depth.get_lines():  # one time axis for both: a step in the depth lines up with its lane
+        depth.set_xlim(timeline.get_xlim())
+    plot_decision_tree(counts=frame, ax=fig.add_subplot(grid[2, 0]), fontsize=8.0)
+    plot_lateness(a, ax=fig.add_subplot(grid[2, 1]))
     n_rows = a.n
     n_errors = int(a.kind_is("error").sum())
     n_decisions = int(a.kind_is("schedule", "reject").sum())
