@@ -955,3 +955,34 @@ def test_missed_rows_are_not_drawn_as_runs():
     runs = task_runs(frame)
     assert "pending" not in set(runs["outcome"])
     assert sorted(runs.loc[runs["outcome"] == "finished", "due"]) == [1.0, 4.0, 5.0]
+
+
+# -- the type scale: one place, every figure follows it -----------------------------------------
+
+
+@pytest.mark.parametrize(("scale", "floor_px"), [("default", 12.0), ("projector", 16.0)])
+def test_every_text_of_the_tree_follows_the_type_scale(scale, floor_px):
+    from matplotlib.text import Text
+
+    from tempsched_lab.plots.style import FONT, type_scale
+
+    with type_scale(scale):
+        ax = plot_decision_tree(Case.JOINS_HEAD, counts={4: 3, 6: 1})
+        small = FONT["small"]
+        # a size under the scale's floor (plot_summary asks for 8 pt) is raised to it
+        squeezed = plot_decision_tree(counts={4: 3}, fontsize=8.0)
+    fig = ax.figure
+    px = [t.get_fontsize() * fig.dpi / 72 for t in fig.findobj(Text) if t.get_text().strip()]
+    assert fig.dpi == 100 and min(px) >= floor_px
+    leaves = [t for t in squeezed.texts if t.get_text()[:1].isdigit()]
+    assert leaves and min(t.get_fontsize() for t in leaves) >= small
+    assert FONT["small"] == 9.0  # the block's scale ended with it
+
+
+def test_the_type_scale_names_a_bad_scale():
+    from tempsched_lab.plots.style import set_type_scale, type_scale
+
+    with pytest.raises(ValueError, match="scale='huge'"):
+        set_type_scale("huge")
+    with pytest.raises(ValueError, match="scale='huge'"), type_scale("huge"):
+        pass

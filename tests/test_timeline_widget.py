@@ -322,7 +322,7 @@ def test_export_carries_the_png_timeline_even_when_a_page_has_the_canvas(tmp_pat
 NODE = shutil.which("node")
 
 STORE_JS = """
-import { Store, KIND_CODES } from '%s';
+import { Store, View, KIND_CODES } from '%s';
 import { readFileSync } from 'node:fs';
 const batches = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const store = new Store({ get: () => 0 });
@@ -334,8 +334,19 @@ for (const b of batches) {
 }
 const runs = store.runs.map(r => ({task: r.task, due: r.due, sched: r.sched, started: r.started,
   ended: r.ended, evt: r.evt, cancelled: r.cancelled, cas: r.cas}));
+// the view's lane list without a page: which lanes a time range shows, which it folds
+const lanesIn = (v0, v1) => {
+  const model = { get: k => (k === 'lanes' ? 'task' : 0) };
+  const view = { store, v0, v1, laneCache: null, model };
+  const list = View.prototype.laneList.call(view);
+  const shown = [];
+  for (let i = 0; i < list.count; i++) shown.push(list.get(i).label);
+  return { count: list.count, folded: list.folded, shown };
+};
 console.log(JSON.stringify({kinds: KIND_CODES, n: store.n, next: store.next, runs,
-  lanes: store.taskLanes, rejects: store.rejects.length, threads: store.threadLanesNow().length}));
+  lanes: store.taskLanes, rejects: store.rejects.length, threads: store.threadLanesNow().length,
+  started: store.started, whole: lanesIn(-1, 100), late: lanesIn(50, 60),
+  early: lanesIn(-0.001, 0.001)}));
 """
 
 
@@ -380,6 +391,22 @@ def test_browser_store_builds_the_runs_the_plot_draws(tmp_path):
     assert got["rejects"] == int((frame["kind"] == "reject").sum())
     assert got["lanes"] == list(dict.fromkeys(frame["task_id"].dropna().astype(int)))
     assert got["threads"] == 1
+    # "runs started" counts the runs that started (or whose Event was set), not pending ones
+    started = runs["started"].notna() | runs["event_set"].notna()
+    assert got["started"] == int(started.sum()) < len(runs)
+    # the whole run shows every task (and the rejected row), nothing folded
+    tasks = len(got["lanes"])
+    assert got["whole"]["folded"] == 0 and got["whole"]["count"] == tasks + 1
+    # long after the run, only tasks still pending reach into the view; the rest fold into one
+    # last row that says how many
+    late = got["late"]
+    assert late["folded"] > 0 and late["shown"][-1].startswith(f"+ {late['folded']} task")
+    assert late["count"] == tasks - late["folded"] + 1  # the shown lanes and the fold row
+    # at t = 0 the tasks scheduled then are in view (and the rejection made at 0)
+    first_rows = frame[(frame["t"] <= 0.001) & frame["task_id"].notna()]
+    at_zero = set(first_rows["task_id"].astype(int))
+    shown = {int(x.rsplit("#", 1)[1]) for x in got["early"]["shown"] if "#" in x}
+    assert at_zero <= shown
 
 
 @pytest.mark.slow
@@ -406,3 +433,5 @@ def test_the_wheel_ships_the_module(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "tempsched_lab/widgets/static/timeline.js" in names
     assert "tempsched_lab/widgets/static/timeline.css" in names
+    template = "tempsched_lab/widgets/voila_template/voila/templates/tempsched/"
+    assert template + "index.html.j2" in names and template + "conf.json" in names

@@ -38,6 +38,7 @@ class _Sizes:
     explain_chars: int
     count_gap: float  # room under a leaf for its count, in level spacings
     line: float  # one line of text, in level spacings
+    count_words: bool  # "n = 12" under a leaf (False: too narrow, the number alone)
 
 
 def _wrap(text: str, chars: int) -> list[str]:
@@ -63,6 +64,8 @@ def _sizes(ax: Axes, fontsize: float, levels: int, leaves: int, extra_rows: floa
     def height(lines: int) -> float:
         return min(_MAX_HEIGHT, (lines * line + 7.0) / unit_y)
 
+    # "n = 1,234" under each leaf while it fits between two leaves, else the number alone
+    count_words = unit_x > 0.64 * (fontsize + 0.5) * (len("n = 99,999") + 1)
     q_chars = max(8, int(_Q_WIDTH * unit_x / char) - 1)
     leaf_chars = max(7, int(_LEAF_WIDTH * unit_x / char) - 1)
     q_lines = max(len(_wrap(q.text, q_chars)) for q in TREE)
@@ -78,6 +81,7 @@ def _sizes(ax: Axes, fontsize: float, levels: int, leaves: int, extra_rows: floa
         explain_chars=max(40, int(width_pt * 0.9 / char)),
         count_gap=(line + 4.0) / unit_y,
         line=line / unit_y,
+        count_words=count_words,
     )
 
 
@@ -158,7 +162,7 @@ def plot_decision_tree(
     *,
     counts: Any = None,
     ax: Axes | None = None,
-    fontsize: float = FONT["body"],
+    fontsize: float | None = None,
     explain: bool = True,
 ) -> Axes:
     """Draw the decision tree every ``schedule()`` request walks, cases 1-8 as leaves.
@@ -177,7 +181,10 @@ def plot_decision_tree(
             :func:`~tempsched_lab.case_counts`), the output of ``case_counts``,
             or a mapping ``{case: count}``.
         ax: draw into this Axes; by default a new Figure is made.
-        fontsize: size of the box texts (at least 8 pt, the smallest any figure writes).
+        fontsize: size of the box texts in points (default: the type scale's body
+            size, see :mod:`tempsched_lab.plots.style`); a size under the scale's
+            smallest (``FONT["small"]``: 12 px by default, 16 px in projector type)
+            is raised to it, so the tree stays readable wherever it is drawn.
         explain: write the explanation under the tree: a Decision's own (what
             happened this time), else the case's teaching text.
 
@@ -192,8 +199,12 @@ def plot_decision_tree(
     >>> ax.get_title()
     'Decision tree: case 3 (earlier than head) highlighted; counts from 2 decisions'
     """
-    if not isinstance(fontsize, (int, float)) or isinstance(fontsize, bool) or fontsize < 8:
-        raise ValueError(f"fontsize={fontsize!r}: expected a size of at least 8 pt")
+    if fontsize is None:
+        fontsize = FONT["body"]
+    if not isinstance(fontsize, (int, float)) or isinstance(fontsize, bool) or fontsize <= 0:
+        raise ValueError(f"fontsize={fontsize!r}: expected a size in points")
+    floor = FONT["small"]
+    fontsize = max(float(fontsize), floor)
     case = _case_of(decision_or_case)
     count_map = _counts_of(counts)
     ax = axes_or_new(ax, (10.0, 7.6))
@@ -202,10 +213,10 @@ def plot_decision_tree(
     leaves = sum(1 for kind, _ in positions if kind == "case")
     extra = 0.35 + (1.0 if case is not None and explain else 0.0)
     size = _sizes(ax, fontsize, levels, leaves, extra)
-    if not size.leaf_chars and fontsize > 8.0:  # names fit at 8 pt? better than numbers only
-        smaller = _sizes(ax, 8.0, levels, leaves, extra)
+    if not size.leaf_chars and fontsize > floor:  # names fit at the floor? better than numbers
+        smaller = _sizes(ax, floor, levels, leaves, extra)
         if smaller.leaf_chars:
-            size, fontsize = smaller, 8.0
+            size, fontsize = smaller, floor
     path_nodes: set[Node] = set()
     path_edges: set[tuple[str, bool]] = set()
     if case is not None:
@@ -246,7 +257,7 @@ def plot_decision_tree(
             "yes" if answer else "no",
             ha="center",
             va="center",
-            fontsize=max(8.0, fontsize - 1.0),
+            fontsize=max(floor, fontsize - 1.0),
             color=NEUTRAL["ink"],
             fontweight="bold" if on_path else "normal",
             zorder=4,
@@ -308,7 +319,7 @@ def plot_decision_tree(
             ax.text(
                 x,
                 y - h / 2 - 0.07,
-                f"n = {n:,}",
+                f"n = {n:,}" if size.count_words else f"{n:,}",
                 ha="center",
                 va="top",
                 fontsize=fontsize + 0.5,

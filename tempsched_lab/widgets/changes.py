@@ -117,7 +117,7 @@ def _missing(value: Any) -> bool:
 
 
 def _chip(task: int, label: str, style: str, cls: str, tag: str = "") -> str:
-    extra = f" <i style='font-size:11px'>{esc(tag)}</i>" if tag else ""
+    extra = f" <i style='font-size:12px'>{esc(tag)}</i>" if tag else ""
     return (
         f"<span class='tsl-chip {cls}' data-task='{task}' style='display:inline-block;"
         f"margin:2px;padding:1px 5px;border-radius:3px;background:white;font-size:12px;{style}'>"

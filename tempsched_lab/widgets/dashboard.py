@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as W
 from ipywidgets.embed import dependency_state, embed_minimal_html
 
-from ._base import Panel
+from ._base import Panel, png_size
+from ._style import PROJECTOR, PROJECTOR_CLASS, check_scale, projector_toggle, show_scale, type_css
 from .controls import ControlsPanel
 from .figures import DecisionTreePanel, TimelinePanel
 from .history import HistoryPanel
@@ -99,6 +100,11 @@ class Dashboard:
         options: keyword arguments per panel, e.g. ``{"queue": {"max_points": 5}}``.
         teaching: add the *predict the case* panel
             (:class:`~tempsched_lab.widgets.PredictPanel`) beside the tree.
+        scale: the type scale: ``"default"`` (no text under 12 px) or
+            ``"projector"`` (no text under 16 px, in the tables, the
+            timeline's canvas and the pictures alike: for a class). The
+            **projector** toggle in the page switches it too
+            (:meth:`set_scale`).
 
     Clicking a task in the interactive timeline filters the log panel to that
     task's rows (its whole history); clicking it again clears the filter.
@@ -134,6 +140,7 @@ class Dashboard:
         title: str | None = "tempsched_lab dashboard",
         options: dict[str, dict[str, Any]] | None = None,
         teaching: bool = False,
+        scale: str = "default",
     ) -> None:
         names = list(DEFAULT_PANELS) if panels is None else list(panels)
         if teaching and "predict" not in names:
@@ -143,6 +150,7 @@ class Dashboard:
             raise ValueError(f"panels={unknown!r}: unknown; expected some of {list(PANELS)}")
         if on_page_close not in _PAGE_CLOSE:
             raise ValueError(f"on_page_close={on_page_close!r}: expected one of {_PAGE_CLOSE}")
+        scale = check_scale(scale)
         if on_page_close == "auto":
             on_page_close = "shutdown" if in_voila() else "pause"
         self.on_page_close: PageClose = on_page_close
@@ -150,8 +158,11 @@ class Dashboard:
         self.scheduler = scheduler
         self.source = LogSource(scheduler)
         self.closed = False
+        self.type_scale = scale
         self.panels: dict[str, Panel] = {
-            name: PANELS[name](scheduler, source=self.source, **options.get(name, {}))
+            name: PANELS[name](
+                scheduler, source=self.source, **{"scale": scale, **options.get(name, {})}
+            )
             for name in PANELS
             if name in names
         }
@@ -176,10 +187,12 @@ class Dashboard:
         self._link_selection()
         heading = "" if title is None else f"<h3 style='margin:4px 0'>{html.escape(title)}</h3>"
         about = f"<div style='color:#555'>{html.escape(_describe(scheduler))}</div>"
-        self.header = W.HTML(heading + about)
+        self.header = W.HTML(type_css() + heading + about)
         self.header.add_class("tsl-header")
+        self.projector = projector_toggle(scale, self.set_scale)
         self.widget = self._layout()
         self.widget.add_class("tsl-dashboard")
+        show_scale(self.widget, scale)
         self.refresher.tick(force=True)  # complete before the first display
         if autostart:
             self.refresher.start()
@@ -205,10 +218,11 @@ class Dashboard:
 
     def _layout(self, widgets: dict[str, W.Widget] | None = None) -> W.VBox:
         p = widgets if widgets is not None else {n: pl.widget for n, pl in self.panels.items()}
-        for name, basis in _BASIS.items():
-            if name in p:
-                p[name].layout.flex = f"1 1 {basis}"
-        rows: list[W.Widget] = [self.header]
+        top = W.HBox(
+            [self.header, self.projector] if widgets is None else [self.header],
+            layout=W.Layout(justify_content="space-between", align_items="flex-start"),
+        )
+        rows: list[W.Widget] = [top]
         rows_of: tuple[tuple[str, ...], ...] = (
             ("controls", "queue"),
             ("timeline",),
@@ -219,7 +233,12 @@ class Dashboard:
             rows_of = (("controls", "queue"), ("timeline",), ("predict", "tree"), ("log",))
             rows_of += (("history",),)
         for pair in rows_of:
-            shown = [p[n] for n in pair if n in p]
+            names = [n for n in pair if n in p]
+            shown = [p[n] for n in names]
+            for name in names:
+                # a flex basis is a width in a row of two; alone in the column it would be a
+                # height (a 560 px queue panel cut its picture): then it takes its content's
+                p[name].layout.flex = f"1 1 {_BASIS[name]}" if len(shown) == 2 else "0 0 auto"
             if len(shown) == 2:
                 row = W.HBox(shown, layout=W.Layout(flex_flow="row wrap", align_items="flex-start"))
                 row.add_class("tsl-row")
@@ -234,6 +253,20 @@ class Dashboard:
         """No page answered for ``page_timeout`` s: close, and shut the scheduler down."""
         self.close()
         self.scheduler.shutdown(wait=False)
+
+    # -- the type scale ---------------------------------------------------------------------
+    def set_scale(self, scale: str) -> None:
+        """Switch every panel to type scale ``scale`` (``"default"`` or ``"projector"``).
+
+        The tables and texts change at once (a class on the dashboard's box);
+        pictures and the timeline's canvas in the next round (poked now).
+        """
+        scale = check_scale(scale)
+        self.type_scale = scale
+        for panel in self.panels.values():
+            panel.set_scale(scale)
+        show_scale(self.widget, scale, self.projector)
+        self.refresher.poke()
 
     # -- refreshing and releasing ---------------------------------------------------------------
     def refresh(self) -> int:
@@ -291,6 +324,8 @@ class Dashboard:
         widgets = {n: panel.export_widget(scene, made) for n, panel in self.panels.items()}
         view = self._layout(widgets) if made else self.widget
         view.add_class("tsl-dashboard")
+        if self.type_scale == PROJECTOR:
+            view.add_class(PROJECTOR_CLASS)
         try:
             fallback = static_html(view)
             template = _TEMPLATE.replace("@STATIC@", fallback.replace("{", "{{").replace("}", "}}"))
@@ -354,7 +389,15 @@ def static_html(widget: W.Widget) -> str:
         if not widget.value:
             return ""
         data = base64.b64encode(widget.value).decode("ascii")
-        return f"<img style='max-width:100%' src='data:image/{widget.format};base64,{data}'>"
+        # at its own pixel size (a flex column would stretch it: its type would grow with it)
+        try:
+            width = f"width:{png_size(bytes(widget.value))[0]}px;"
+        except ValueError:
+            width = ""
+        return (
+            f"<img style='{width}max-width:100%;height:auto;align-self:flex-start' "
+            f"src='data:image/{widget.format};base64,{data}'>"
+        )
     if isinstance(widget, W.Box):
         direction = "row;flex-wrap:wrap" if isinstance(widget, W.HBox) else "column"
         inner = "".join(static_html(child) for child in widget.children)
@@ -371,8 +414,9 @@ _TEMPLATE = """<!DOCTYPE html>
 <meta charset="UTF-8">
 <title>{title}</title>
 <style>
-body {{ font-family: sans-serif; margin: 12px; }}
-#tsl-static {{ border: 1px dashed #bbb; padding: 8px; }}
+body {{ font-family: sans-serif; margin: 12px; font-size: 14px; }}
+#tsl-static {{ border: 1px dashed #bbb; padding: 8px; font-size: 14px; }}
+#tsl-static h3 {{ font-size: 18px; }}
 </style>
 </head>
 <body>

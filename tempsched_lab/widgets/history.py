@@ -74,11 +74,12 @@ class HistoryPanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         picture: bool | None = None,
         max_points: int = 8,
         figsize: tuple[float, float] | None = None,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.max_points = max_points
         self.slider: W.IntSlider = self._own(
             W.IntSlider(
@@ -129,6 +130,7 @@ class HistoryPanel(Panel):
         self.shown_row: int | None = None  # the seq currently displayed
         self._scene: Scene | None = None  # the moment the slider's range comes from
         self._drawn_style: str | None = None
+        self._drawn_scale: str | None = None
         self.slider.observe(self._on_slider, names="value")
         self.follow.observe(self._on_follow, names="value")
         self.prev_button.on_click(lambda _b: self._nudge(-1))
@@ -179,8 +181,13 @@ class HistoryPanel(Panel):
         self.show(self.slider.value)
 
     def show(self, seq: int) -> None:
-        """Show the queue replayed right after row ``seq`` and explain that row."""
-        with self._lock:
+        """Show the queue replayed right after row ``seq`` and explain that row.
+
+        The row's texts, its strip and the queue's picture reach the page
+        together (one staged frame): the picture first, so a page never shows
+        the new row's words beside the old row's picture.
+        """
+        with self._lock, self.one_frame():
             if self.closed or self._scene is None:
                 return
             scene = self._scene
@@ -200,6 +207,13 @@ class HistoryPanel(Panel):
             row = frame.iloc[index]
             empty = QueueState(head_time=None, head=(), points=())
             self.change = queue_change(before.state if before else empty, snapshot.state, row)
+            style = scene.scale.style
+            drawn = (self.shown_row, self._drawn_style, self._drawn_scale)
+            if self.image is not None and drawn != (seq, style, self.type_scale):
+                png = self._fig.render(lambda ax: queue_picture(snapshot, ax, scene.scale))
+                self.show_png(self.image, png)
+                self.mark_row(self.image, seq)
+                self._drawn_style, self._drawn_scale = style, self.type_scale
             self.put(
                 self.strip,
                 value=queue_strip_html(snapshot, before, self.change, scene.scale),
@@ -220,11 +234,6 @@ class HistoryPanel(Panel):
                     args=self._args,
                 ),
             )
-            style = scene.scale.style
-            if self.image is not None and (self.shown_row != seq or self._drawn_style != style):
-                png = self._fig.render(lambda ax: queue_picture(snapshot, ax, scene.scale))
-                self.show_png(self.image, png)
-                self._drawn_style = style
             self.shown_row = seq
 
     def _replay_to(self, scene: Scene, seq: int) -> pd.DataFrame | None:

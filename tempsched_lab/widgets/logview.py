@@ -174,10 +174,11 @@ class LogPanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         rows: int = 12,
         window: int = 5000,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.window = window
         small = W.Layout(width="150px")
         self.kind: W.Dropdown = self._own(

@@ -161,6 +161,8 @@ class QueuePanel(Panel):
     Args:
         scheduler: the scheduler to show.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource` (dashboards pass one).
+        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+            (16 px and up); :meth:`set_scale` switches it.
         max_points: how many time points are listed (the rest are counted).
         max_tasks: how many tasks of one time point are listed.
         picture: show the design's picture; ``None``: only for heap and wheel.
@@ -185,13 +187,14 @@ class QueuePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         max_points: int = 8,
         max_tasks: int = 6,
         picture: bool | None = None,
         countdown_every: float = 0.25,
         figsize: tuple[float, float] | None = None,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.max_points = max_points
         self.max_tasks = max_tasks
         self.countdown_every = countdown_every

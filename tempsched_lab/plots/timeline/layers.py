@@ -176,8 +176,8 @@ def _label_wide_bars(
 ) -> None:
     """Write the task's label inside each bar wide enough to hold it (thread lanes)."""
     lo, hi = scene.x_range
-    per_pt = (hi - lo) / max(scene.axes_width_pt * 0.8, 1.0)  # the layout narrows the Axes
-    char_pt = 0.55 * FONT["small"]
+    per_pt = (hi - lo) / max(scene.axes_width_pt * 0.75, 1.0)  # the layout narrows the Axes
+    char_pt = 0.6 * FONT["small"]
     labels = runs["label"].to_numpy()
     ids = runs["task_id"].to_numpy()
     for i in np.argsort(x0 - x1)[:MAX_RUN_LABELS]:  # widest first
