@@ -1,8 +1,8 @@
-"""The README's notebooks, served exactly as the README says: ``voila notebooks/<name>.ipynb``.
+"""The README's notebooks, served as the README says: ``tempsched-lab serve notebooks/<name>``.
 
-Each notebook gets its own Voila server (``python -m voila notebooks/<name>.ipynb`` from the
-repository root), and Debian's Chromium opens its page offline. Every page must render without
-an error output, a broken widget or a console error (other than the blocked CDN fetches). The
+Each notebook gets its own Voila server (``python -m tempsched_lab serve notebooks/<name>.ipynb``
+from the repository root), and Debian's Chromium opens its page offline. Every page must render
+without an error output, a broken widget, a console error or any request beyond the server. The
 live dashboard (notebook 05) must also be alive when the page shows, show every click in every
 panel from one moment, keep its text readable at 1280 and 900 px, and stop its scheduler when
 the page goes away. Screenshots and the click-to-every-panel latencies go to ``artifacts/``.
@@ -37,7 +37,7 @@ def test_the_readme_points_at_these_notebooks_with_runnable_commands():
     for name in NOTEBOOKS:
         number = name.partition("_")[0]
         assert number in readme, f"the README does not mention notebook {number}"
-    commands = re.findall(r"\.venv/bin/voila (\S+)", readme)
+    commands = re.findall(r"\.venv/bin/tempsched-lab serve (\S+)", readme)
     assert f"notebooks/{DASHBOARD}" in commands
     assert all((vk.ROOT / c).exists() for c in commands), commands
 

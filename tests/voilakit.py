@@ -51,7 +51,6 @@ CHROME_ARGS = [
 ]
 NOT_LOOPBACK = re.compile(r"^(https?|wss?)://(?!127\.0\.0\.1[:/])")
 #: The data folder holding the ``tempsched`` Voila template (``voila/templates/tempsched``).
-TEMPLATES = ROOT / "tempsched_lab" / "widgets" / "voila_template"
 #: Clock values users must never see: epoch seconds (``1796075052.89``) or ``1.796e+09``.
 EPOCH_LIKE = re.compile(r"(?<![\d.:])\d{9,}(?:\.\d+)?|\d\.\d+e\+0\d")
 
@@ -90,7 +89,7 @@ def free_port() -> int:
 
 
 class VoilaServer:
-    """``python -m voila <target> --no-browser`` from the repository root, like the README says.
+    """``tempsched-lab serve <target> --no-browser`` from the repository root, as the README says.
 
     ``target`` is a notebook (``notebooks/05_live_dashboard.ipynb``: the page is at ``/``) or a
     folder (pages at ``/voila/render/<name>``). The server's output goes to ``artifacts/<log>``.
@@ -106,18 +105,12 @@ class VoilaServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = ARTIFACTS / log_name
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
-        env = dict(os.environ)
-        env["JUPYTER_PATH"] = os.pathsep.join(
-            p for p in (str(TEMPLATES), os.environ.get("JUPYTER_PATH", "")) if p
-        )
         self.proc = subprocess.Popen(
             [
-                sys.executable, "-m", "voila", target, "--no-browser",
-                "--Voila.ip=127.0.0.1", f"--port={self.port}",
-                "--VoilaConfiguration.show_tracebacks=True",
-                "--template=tempsched",
+                sys.executable, "-m", "tempsched_lab", "serve", target, "--no-browser",
+                f"--port={self.port}", "--VoilaConfiguration.show_tracebacks=True",
             ],
-            cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=env,
+            cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: voila and its kernels
         )  # fmt: skip
         try:
