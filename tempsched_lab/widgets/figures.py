@@ -21,6 +21,7 @@ from matplotlib.text import Text
 
 from ..decision import Case
 from ..plots import plot_decision_tree, plot_timeline
+from ..rowkinds import Kind
 from ._base import FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
 from .pagewatch import in_voila
 from .scene import case_counts_of, last_decision
@@ -298,7 +299,7 @@ class TimelinePanel(Panel):
         if not len(frame):
             return 1
         if lanes == "thread":
-            starts = frame["kind"].to_numpy() == "start"
+            starts = frame["kind"].to_numpy() == Kind.START
             return max(int(frame.loc[starts, "thread"].nunique()), 1)
         return int(frame["task_id"].nunique()) + 1
 

@@ -22,6 +22,7 @@ from ._common import (
     scale_of,
     snapshot_of,
 )
+from ._registry import design_picture
 
 __all__ = ["plot_heap"]
 
@@ -59,6 +60,7 @@ def _level_rows(dues: np.ndarray, first_hidden_level: int, scale: TimeScale) -> 
     return rows
 
 
+@design_picture("heap", title="heap", size=(5.6, 3.2), in_panels=True)
 def plot_heap(
     snapshot: Any,
     *,

@@ -14,6 +14,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
+from ...rowkinds import Kind
 from ...timescale import TimeScale
 from .._axes import (
     FONT,
@@ -187,7 +188,7 @@ def _legend(ax: Axes, scene: Scene, used: list[Any]) -> None:
         present = {int(c) for c in runs["case"].dropna()}
         if scene.lanes == "task":  # rejected and duplicate requests are drawn in their colour
             a = scene.a
-            marked = (a.kind_is("reject") | np.isfinite(a["dup_of"])) & scene.in_view
+            marked = (a.kind_is(Kind.REJECT) | np.isfinite(a["dup_of"])) & scene.in_view
             present |= {int(c) for c in a["case"][marked] if np.isfinite(c)}
         colours = [Patch(color=CASE_COLORS[c], label=case_label(c)) for c in sorted(present)]
         title = "decision case (colour)"
@@ -275,8 +276,8 @@ def plot_timeline(
         in_view = np.isfinite(t)
     if lanes == "thread":
         runs = runs.loc[runs["thread"].notna()]
-    reject = lanes == "task" and bool((a.kind_is("reject") & in_view).any())
-    marked = a.kind_is("cancel", "error", "missed") & in_view & np.isfinite(a["task_id"])
+    reject = lanes == "task" and bool((a.kind_is(Kind.REJECT) & in_view).any())
+    marked = a.kind_is(Kind.CANCEL, Kind.ERROR, Kind.MISSED) & in_view & np.isfinite(a["task_id"])
     keys, label_of = _lane_keys(runs, lanes, a["task_id"][marked] if lanes == "task" else [])
 
     folded = BAND_ROWS if len(keys) > max_lanes else 0
