@@ -18,6 +18,7 @@ from ..scheduler import PastTimeError, SchedulerClosedError
 from ..task import CancelResult
 from ..timescale import TimeScale
 from ._base import Panel, Part, esc, fmt_countdown, stamp
+from .panels import register_panel
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
@@ -233,6 +234,7 @@ def parse_delay(text: str) -> float:
         raise ValueError(f"delay={text!r}: expected a number of seconds, e.g. 2.5") from None
 
 
+@register_panel(order=10, width=440)
 class ControlsPanel(Panel):
     """Buttons and a form to drive the scheduler, with each decision explained in words.
 

@@ -24,6 +24,7 @@ from ..plots import plot_decision_tree, plot_timeline
 from ..rowkinds import Kind
 from ._base import FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
 from .pagewatch import in_voila
+from .panels import register_panel
 from .scene import case_counts_of, last_decision
 from .timeline_widget import TimelineWidget
 
@@ -53,6 +54,7 @@ def timeline_supports(name: str) -> bool:
     return name in _TIMELINE_ARGS
 
 
+@register_panel(order=30)
 class TimelinePanel(Panel):
     """The task timeline in a window that follows now: interactive in a browser, a PNG elsewhere.
 
@@ -452,6 +454,7 @@ def _set_window(ax: Axes, frame: pd.DataFrame, span: tuple[float, float]) -> Non
     ax.set_xlim(span[0] - origin, span[1] - origin)
 
 
+@register_panel(order=50, width=720)  # its picture's width
 class DecisionTreePanel(Panel):
     """The decision tree with the last decision's path highlighted and per-case counts.
 

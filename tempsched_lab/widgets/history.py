@@ -16,6 +16,7 @@ from ..sentences import describe_row, row_float, row_int, row_text
 from ..timescale import TimeScale
 from ._base import Panel, Part, esc, image_widget, scroller, stamp
 from .changes import QueueChange, queue_change, queue_strip_html
+from .panels import register_panel
 from .queue import picture_size, queue_picture, queue_table_html, shows_picture
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ def _empty_like(queue: TimerQueue) -> TimerQueue:
         return make_queue()
 
 
+@register_panel(order=70)
 class HistoryPanel(Panel):
     """Scrub through the log: the queue state replayed at the chosen row, the row explained.
 

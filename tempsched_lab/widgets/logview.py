@@ -14,6 +14,7 @@ from ..schema import KINDS
 from ..sentences import describe_row, row_float, row_int, row_text
 from ..timescale import TimeScale, time_scale_of
 from ._base import TABLE_STYLE, Panel, Part, case_color, esc, stamp
+from .panels import register_panel
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
@@ -64,6 +65,7 @@ def log_table_html(rows: pd.DataFrame, scale: TimeScale | None = None) -> str:
     return TABLE_STYLE + f"<table class='tsl-table'>{''.join(out)}</table>"
 
 
+@register_panel(order=60, width=440)
 class LogPanel(Panel):
     """The newest rows of the event log, filtered by kind, case and task ID.
 

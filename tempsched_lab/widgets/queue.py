@@ -20,6 +20,7 @@ from ._base import (
     scroller,
     stamp,
 )
+from .panels import register_panel
 
 if TYPE_CHECKING:
     from ..queues import QueueSnapshot
@@ -138,6 +139,7 @@ def queue_table_html(
     return summary + table + more
 
 
+@register_panel(order=20, width=560)  # its picture's width
 class QueuePanel(Panel):
     """The pending tasks: the head list, the next time points with their tasks, a countdown.
 
