@@ -452,6 +452,25 @@ def test_browser_store_reads_the_kind_codes_the_kernel_sends(tmp_path):
     assert "the kernel sent no row kinds" in failed.value.stderr
 
 
+def test_the_page_names_only_kinds_and_flags_the_kernel_sends():
+    """The page compares a row's kind with ``K.<name>`` (codes from the `kinds` trait) and its
+    flags with ``F.<name>``: every name it uses is one the kernel sends, and no code is written
+    out (a renamed kind or flag would otherwise match nothing, silently)."""
+    import re
+
+    from tempsched_lab.schema import KINDS
+    from tempsched_lab.widgets.timeline_feed import FLAGS
+
+    js = (STATIC / "timeline.js").read_text()
+    kinds = set(re.findall(r"\bK\.(\w+)", js))
+    flags = set(re.findall(r"\bF\.(\w+)", js))
+    assert kinds and kinds <= set(KINDS), kinds - set(KINDS)
+    assert flags and flags <= set(FLAGS), flags - set(FLAGS)
+    # a kind is never compared with a number, nor a flag tested with a literal bit
+    assert not re.search(r"kind\[\w+\]\s*[!=]==?\s*\d", js)
+    assert not re.search(r"flags\[\w+\]\s*&\s*\d", js)
+
+
 @pytest.mark.slow
 def test_the_wheel_ships_the_module(tmp_path):
     root = Path(__file__).resolve().parents[1]
