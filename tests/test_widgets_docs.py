@@ -214,3 +214,21 @@ def test_panels_show_a_design_picture_as_registered(design):
         assert dash.queue.image.layout.width == f"{round(width * 100)}px"
         assert dash.queue.image.layout.height == f"{round(height * 100)}px"
     dash.close()
+
+
+def test_a_panel_s_registered_width_holds_its_pictures(design):
+    """A panel beside another gets its registered width: every picture it draws fits in it
+    (wider, it would scroll sideways in its column)."""
+    s, _ = scenario(design)
+    dash = Dashboard(s, panels=list(PANELS), autostart=False, on_page_close="ignore")
+    dash.refresh()
+    checked = 0
+    for name, panel in dash.panels.items():
+        width = panel_spec(name).width
+        for renderer in panel._renderers:
+            assert renderer.figure is not None
+            px = renderer.figure.get_figwidth() * renderer.base_dpi
+            assert width is None or px <= width, (name, px, width)
+            checked += width is not None
+    assert checked >= 1 + (design != "sorteddict")  # the tree, and the queue's picture
+    dash.close()

@@ -22,7 +22,7 @@ from matplotlib.text import Text
 from ..decision import Case
 from ..plots import plot_decision_tree, plot_timeline
 from ..rowkinds import Kind
-from ._base import FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
+from ._base import DPI, FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
 from .pagewatch import in_voila
 from .panels import register_panel
 from .scene import case_counts_of, last_decision
@@ -454,7 +454,11 @@ def _set_window(ax: Axes, frame: pd.DataFrame, span: tuple[float, float]) -> Non
     ax.set_xlim(span[0] - origin, span[1] - origin)
 
 
-@register_panel(order=50, width=720)  # its picture's width
+#: The decision tree picture's size in inches (shown at 100 dpi) unless a panel is given one.
+TREE_FIGSIZE = (7.2, 5.0)
+
+
+@register_panel(order=50, width=round(DPI * TREE_FIGSIZE[0]))  # its picture shown whole
 class DecisionTreePanel(Panel):
     """The decision tree with the last decision's path highlighted and per-case counts.
 
@@ -491,7 +495,7 @@ class DecisionTreePanel(Panel):
         source: LogSource | None = None,
         scale: str = "default",
         picture: bool = True,
-        figsize: tuple[float, float] = (7.2, 5.0),
+        figsize: tuple[float, float] = TREE_FIGSIZE,
     ) -> None:
         super().__init__(scheduler, source=source, scale=scale)
         self.caption: W.HTML = self._own(W.HTML(), "tsl-tree-caption")

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..plots.designs import picture_of, plot_queue
+from ..plots.designs import PICTURES, picture_of, plot_queue
 from ..timescale import TimeScale
 from ._base import (
+    DPI,
     TABLE_STYLE,
     Panel,
     Part,
@@ -27,7 +28,14 @@ if TYPE_CHECKING:
     from ..scheduler import Scheduler
     from .scene import LogSource, Scene
 
-__all__ = ["QueuePanel", "picture_size", "queue_picture", "queue_table_html", "shows_picture"]
+__all__ = [
+    "QueuePanel",
+    "picture_size",
+    "queue_picture",
+    "queue_table_html",
+    "shows_picture",
+    "widest_picture_px",
+]
 
 HEAD_FILL = "#F7DDA6"  # as the plots' head colour (plots.designs.HEAD_FILL)
 
@@ -139,7 +147,12 @@ def queue_table_html(
     return summary + table + more
 
 
-@register_panel(order=20, width=560)  # its picture's width
+def widest_picture_px() -> int:
+    """CSS pixels of the widest design picture (shown at 100 dpi): a queue panel's width."""
+    return round(DPI * max(picture.size[0] for picture in PICTURES.values()))
+
+
+@register_panel(order=20, width=widest_picture_px())  # its picture shown whole beside another
 class QueuePanel(Panel):
     """The pending tasks: the head list, the next time points with their tasks, a countdown.
 
