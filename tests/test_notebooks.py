@@ -186,7 +186,7 @@ CHECKS = {
 }
 
 
-def test_the_seven_notebooks_are_there():
+def test_every_expected_notebook_is_there_and_no_other():
     assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == EXPECTED
 
 
