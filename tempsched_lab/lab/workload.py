@@ -154,7 +154,9 @@ class Workload:
     def _repr_html_(self) -> str:
         import html
 
-        head = self.frame.head(10).to_html(index=False, max_cols=12)
+        from .tables import with_units
+
+        head = with_units(self.frame.head(10)).to_html(index=False, max_cols=12)
         params = ", ".join(f"{k}={v}" for k, v in self.params.items())
         return (
             f"<p><b>{html.escape(self.describe())}</b>"
