@@ -134,6 +134,17 @@ def test_static_export_opens_without_kernel(browser, tmp_path):
     pg.context.close()
 
 
+#: JavaScript: each labelled field of the controls form by name (``tsl-when`` -> ``when``): where
+#: its input starts (px) and whether its label is cut.
+FIELDS_JS = """() => Object.fromEntries([...document.querySelectorAll('.tsl-controls .tsl-field')]
+  .map(f => {
+    const name = [...f.classList].find(c => c.startsWith('tsl-') && c !== 'tsl-field').slice(4);
+    const label = f.querySelector('.widget-label'), input = f.querySelector('input');
+    return [name, { left: Math.round(input.getBoundingClientRect().left),
+                    cut: label.scrollWidth > label.clientWidth }];
+  }))"""
+
+
 def test_projector_type_everywhere_and_the_toggle(page, server):
     """``scale="projector"``: no text under 16 px (HTML and canvas), pictures a third larger;
     the page's toggle brings the default back (no text under 12 px) and projector again."""
@@ -152,6 +163,13 @@ def test_projector_type_everywhere_and_the_toggle(page, server):
     page.wait_for_function("() => +document.querySelector('.tsl-tl').dataset.fontmin >= 16")
     assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 16]) == []
     assert page.evaluate(vk.SCALED_IMAGES_JS, ".tsl-dashboard") == []
+    # the schedule form's inputs line up in two columns, every label whole
+    field = page.evaluate(FIELDS_JS)
+    assert {field[n]["left"] for n in ("rate", "when", "args", "takes", "cancel-id")} == {
+        field["when"]["left"]
+    }, field
+    assert field["label"]["left"] == field["period"]["left"] > field["when"]["left"], field
+    assert not [n for n, f in field.items() if f["cut"]], field
     page.locator(".tsl-dashboard").screenshot(path=str(vk.ARTIFACTS / "dashboard-projector.png"))
 
     page.locator(".tsl-projector-toggle").click()  # off: the default type

@@ -25,6 +25,7 @@ import ipywidgets as W
 from ..plots.style import PROJECTOR, SCALES, check_scale
 
 __all__ = [
+    "FIELD_CLASS",
     "MIN_PX",
     "PROJECTOR",
     "PROJECTOR_CLASS",
@@ -42,6 +43,9 @@ MIN_PX = {"default": 12, "projector": 16}
 ZOOM = {"default": 1.0, "projector": 4.0 / 3.0}
 #: The class of a view's root element in projector type.
 PROJECTOR_CLASS = "tsl-projector"
+#: The class of a form's labelled fields: in projector type their labels share one width (in
+#: ``em``: the longest, "takes (s)", fits at 16 px), so the inputs line up in columns.
+FIELD_CLASS = "tsl-field"
 
 # Inline styles in the panels' HTML set 12-14 px; in projector type every text of the view is
 # 16 px (titles and headings larger), the widgets' own controls included (--jp-widgets-*).
@@ -54,6 +58,8 @@ _CSS = """<style>
 .tsl-projector .widget-button, .tsl-projector .jupyter-button { height: auto; min-height: 34px; }
 .tsl-projector .tsl-table td, .tsl-projector .tsl-table th { padding: 2px 8px; }
 .tsl-projector .widget-label { width: auto !important; max-width: none !important; }
+.tsl-projector .tsl-field { width: 15em !important; }
+.tsl-projector .tsl-field .widget-label { width: 5.6em !important; min-width: 5.6em; }
 </style>"""
 
 

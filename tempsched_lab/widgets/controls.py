@@ -18,6 +18,8 @@ from ..scheduler import PastTimeError, SchedulerClosedError
 from ..task import CancelResult
 from ..timescale import TimeScale
 from ._base import Panel, Part, esc, fmt_countdown, stamp
+from ._style import FIELD_CLASS
+from .panels import register_panel
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
@@ -233,6 +235,7 @@ def parse_delay(text: str) -> float:
         raise ValueError(f"delay={text!r}: expected a number of seconds, e.g. 2.5") from None
 
 
+@register_panel(order=10, width=440)
 class ControlsPanel(Panel):
     """Buttons and a form to drive the scheduler, with each decision explained in words.
 
@@ -367,11 +370,10 @@ class ControlsPanel(Panel):
         self.result: W.HTML = self._own(
             W.HTML("<i>no action yet</i>", layout=W.Layout(max_width="460px")), "tsl-decision"
         )
-        for control in (self.when, self.label, self.args, self.period, self.cancel_id, self.takes):
+        fields = [self.when, self.label, self.args, self.period, self.cancel_id, self.takes]
+        for control in fields + ([self.amount, self.rate] if self.virtual else []):
             control.style.description_width = "64px"
-        if self.virtual:
-            self.amount.style.description_width = "64px"
-            self.rate.style.description_width = "64px"
+            control.add_class(FIELD_CLASS)  # projector type: wider labels, still in columns
         self.schedule_button.on_click(self._on_schedule)
         self.cancel_button.on_click(self._on_cancel)
         self.mode.observe(self._on_mode, names="value")

@@ -21,8 +21,10 @@ from matplotlib.text import Text
 
 from ..decision import Case
 from ..plots import plot_decision_tree, plot_timeline
-from ._base import FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
+from ..rowkinds import Kind
+from ._base import DPI, FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
 from .pagewatch import in_voila
+from .panels import register_panel
 from .scene import case_counts_of, last_decision
 from .timeline_widget import TimelineWidget
 
@@ -52,6 +54,7 @@ def timeline_supports(name: str) -> bool:
     return name in _TIMELINE_ARGS
 
 
+@register_panel(order=30)
 class TimelinePanel(Panel):
     """The task timeline in a window that follows now: interactive in a browser, a PNG elsewhere.
 
@@ -298,7 +301,7 @@ class TimelinePanel(Panel):
         if not len(frame):
             return 1
         if lanes == "thread":
-            starts = frame["kind"].to_numpy() == "start"
+            starts = frame["kind"].to_numpy() == Kind.START
             return max(int(frame.loc[starts, "thread"].nunique()), 1)
         return int(frame["task_id"].nunique()) + 1
 
@@ -451,6 +454,11 @@ def _set_window(ax: Axes, frame: pd.DataFrame, span: tuple[float, float]) -> Non
     ax.set_xlim(span[0] - origin, span[1] - origin)
 
 
+#: The decision tree picture's size in inches (shown at 100 dpi) unless a panel is given one.
+TREE_FIGSIZE = (7.2, 5.0)
+
+
+@register_panel(order=50, width=round(DPI * TREE_FIGSIZE[0]))  # its picture shown whole
 class DecisionTreePanel(Panel):
     """The decision tree with the last decision's path highlighted and per-case counts.
 
@@ -487,7 +495,7 @@ class DecisionTreePanel(Panel):
         source: LogSource | None = None,
         scale: str = "default",
         picture: bool = True,
-        figsize: tuple[float, float] = (7.2, 5.0),
+        figsize: tuple[float, float] = TREE_FIGSIZE,
     ) -> None:
         super().__init__(scheduler, source=source, scale=scale)
         self.caption: W.HTML = self._own(W.HTML(), "tsl-tree-caption")

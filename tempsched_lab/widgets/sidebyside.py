@@ -32,6 +32,7 @@ import ipywidgets as W
 import traitlets
 
 from ..clock import VirtualClock
+from ..plots.designs import queue_designs
 from ..scenarios import SimulatedWorker, run_simulation
 from ..scheduler import Scheduler
 from ._base import Panel
@@ -60,6 +61,8 @@ _STACK_NOTE = (
 
 #: The interactive timelines' traits that move together.
 LINKED = ("view", "follow", "lanes", "window", "selected")
+#: The designs a lesson compares unless told otherwise (the first also stands alone).
+DEFAULT_DESIGNS = ("heap", "wheel")
 
 
 class SideBySide:
@@ -67,7 +70,8 @@ class SideBySide:
 
     Args:
         scenario: ``scenario(scheduler)`` makes the requests; called once per side.
-        designs: one queue design per side (``"sorteddict"``, ``"heap"``, ``"wheel"``).
+        designs: one queue design per side, by name (the queue registry's:
+            :data:`tempsched_lab.queues.DESIGNS`).
         executors: one executor per side (e.g. ``None`` and a
             :class:`~tempsched_lab.scenarios.SimulatedWorker`); defaults to the
             scheduler's default on every side. Sides are as many as the longer
@@ -89,7 +93,7 @@ class SideBySide:
         self,
         scenario: Callable[[Scheduler], Any],
         *,
-        designs: Sequence[str] = ("heap", "wheel"),
+        designs: Sequence[str] = DEFAULT_DESIGNS,
         executors: Sequence[Any] | None = None,
         panels: Sequence[str] = ("queue", "timeline", "log"),
         titles: Sequence[str] | None = None,
@@ -106,7 +110,14 @@ class SideBySide:
             raise ValueError(
                 f"designs={list(designs)!r}, executors={executors!r}: expected two sides or more"
             )
-        designs = list(designs) or ["heap"]
+        known = queue_designs()
+        unknown = [d for d in designs if d not in known]
+        if unknown:
+            raise ValueError(
+                f"designs={list(designs)!r}: {unknown!r} not queue designs; expected some of "
+                f"{list(known)}"
+            )
+        designs = list(designs) or [DEFAULT_DESIGNS[0]]
         self.clocks: list[VirtualClock] = []
         self.schedulers: list[Scheduler] = []
         self.workers: list[SimulatedWorker | None] = []

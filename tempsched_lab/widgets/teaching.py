@@ -36,6 +36,7 @@ from ..plots.colors import case_color, text_color_on
 from ..scheduler import PastTimeError, SchedulerClosedError
 from ._base import Panel, Part, esc, stamp
 from .controls import demo_task
+from .panels import register_panel
 
 if TYPE_CHECKING:
     from ..queues import QueueState
@@ -122,6 +123,7 @@ def path_text(case: Case) -> str:
     return " → ".join([*steps, f"case {int(case)}"])
 
 
+@register_panel(order=40, width=480, default=False, teaching=True)
 class PredictPanel(Panel):
     """Predict-then-reveal: pick the case of the next request, then see it decided.
 

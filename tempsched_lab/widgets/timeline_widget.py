@@ -46,10 +46,11 @@ import traitlets as T
 from ..decision import Case
 from ..plots.colors import CASE_COLORS, NEUTRAL, OUTCOME_COLORS
 from ..plots.timeline.marks import MARKS
+from ..rowkinds import Kind
 from ..schema import KINDS
+from ..sentences import describe_row
 from ..timescale import fmt_duration
 from ._style import check_scale
-from .logview import describe_row
 from .timeline_feed import FLAGS, NO_LANE, TimelineFeed
 
 if TYPE_CHECKING:
@@ -147,7 +148,10 @@ class TimelineWidget(anywidget.AnyWidget):
     palette = T.Dict().tag(sync=True)
     marks = T.Dict().tag(sync=True)
     case_names = T.Dict().tag(sync=True)
+    #: the schema's row kinds in code order: the page reads each row's kind code through it
     kinds: T.List[str] = T.List(T.Unicode()).tag(sync=True)
+    #: the decision cases that store a task (a run starts with their schedule rows)
+    adding_cases: T.List[int] = T.List(T.Int()).tag(sync=True)
     flags = T.Dict().tag(sync=True)
     no_lane = T.Int(NO_LANE).tag(sync=True)
     uid = T.Unicode().tag(sync=True)
@@ -183,6 +187,7 @@ class TimelineWidget(anywidget.AnyWidget):
             marks=mark_table(),
             case_names={str(int(c)): c.short for c in Case},
             kinds=list(KINDS),
+            adding_cases=[int(c) for c in Case if c.adds_task],
             flags=dict(FLAGS),
             uid=uuid.uuid4().hex,
             **kwargs,
@@ -368,7 +373,7 @@ class TimelineWidget(anywidget.AnyWidget):
             parts.append(f"task #{task}")
         if case:
             parts.append(f"case {case} ({Case(case).short})")
-        late = [r for r in rows if str(r["kind"]) in ("start", "dispatch", "event_set")]
+        late = [r for r in rows if str(r["kind"]) in (Kind.START, Kind.DISPATCH, Kind.EVENT_SET)]
         if late:
             first = late[-1]
             parts.append(f"late {fmt_duration(float(first['t']) - float(first['due']))}")

@@ -22,18 +22,27 @@ const SCALES = {
 // At most this share of the extent is added around the run when zoomed all the way out.
 const EXTENT_MARGIN = 0.06;
 const DETAIL_LIMIT = 3000; // above this many runs on screen, small marks are left out (as the plot)
-const ADDS = new Set([2, 3, 4, 6, 8]); // cases that store a task
-const K = { schedule: 0, reject: 1, wake: 2, dispatch: 3, start: 4, finish: 5, error: 6,
-            event_set: 7, missed: 8, cancel: 9, shutdown: 10 };
 // anywidget hands initialize() and render() different proxies of one model: stores are found by
 // the widget's own id (a trait set in Python)
 const STORES = new Map();
 
 // -- the store: rows and runs, per model ----------------------------------------------------
 
+// The row kinds' codes, by name, from the schema's kinds in code order (the widget's `kinds`).
+function kindCodes(kinds) {
+  if (!Array.isArray(kinds) || !kinds.length) throw new Error('timeline: the kernel sent no row kinds');
+  return Object.fromEntries(kinds.map((name, code) => [name, code]));
+}
+
 class Store {
   constructor(model) {
     this.model = model;
+    // What the rows mean comes from the kernel with the widget, never repeated here: the
+    // schema's kind codes (`kinds`), the feed's flag bits (`flags`), the decision cases that
+    // store a task (`adding_cases`).
+    this.K = kindCodes(model.get('kinds'));
+    this.F = model.get('flags');
+    this.adds = new Set(model.get('adding_cases'));
     this.views = new Set();
     this.hover = new Map();
     this.token = Math.random().toString(36).slice(2);
@@ -166,7 +175,7 @@ class Store {
   apply(i) {
     this.applyRow(i);
     const task = this.task[i], dup = this.dup[i], t = this.t[i];
-    for (const id of (dup >= 0 && this.kind[i] === K.schedule ? [dup] : [task])) {
+    for (const id of (dup >= 0 && this.kind[i] === this.K.schedule ? [dup] : [task])) {
       const info = id >= 0 ? this.taskInfo.get(id) : undefined;
       if (!info) continue;
       if (t < info.tFirst) info.tFirst = t;
@@ -175,6 +184,7 @@ class Store {
   }
 
   applyRow(i) {
+    const K = this.K, F = this.F;
     const k = this.kind[i], t = this.t[i], seq = this.first + i;
     if (t < this.tMin) this.tMin = t;
     if (t > this.tMax) this.tMax = t;
@@ -183,18 +193,18 @@ class Store {
     if (task < 0) return;
     if (k === K.schedule) {
       if (this.dup[i] >= 0) { this.taskOf(this.dup[i]).dups.push(i); return; }
-      if (!ADDS.has(this.cas[i]) || !Number.isFinite(this.due[i])) return;
+      if (!this.adds.has(this.cas[i]) || !Number.isFinite(this.due[i])) return;
       const run = this.runOf(i);
       if (this.due[i] > this.dueMax) this.dueMax = this.due[i];
       run.sched = t; run.cas = this.cas[i]; run.rows[0] = seq;
-      run.periodic = (this.flags[i] & 4) !== 0;
+      run.periodic = (this.flags[i] & F.periodic) !== 0;
       run.label = this.label[i];
       return;
     }
     if (k === K.missed) { this.taskOf(task).missed.push(i); return; }
     if (k === K.cancel) {
       this.taskOf(task).cancels.push(i);
-      if ((this.flags[i] & 1) && Number.isFinite(this.due[i])) {
+      if ((this.flags[i] & F.removed) && Number.isFinite(this.due[i])) {
         const run = this.runOf(i);
         run.cancelled = t; run.rows[3] = seq; this.close(run, t);
       }
@@ -202,7 +212,7 @@ class Store {
     }
     if (!Number.isFinite(this.due[i]) || k === K.wake) return;
     if (k === K.shutdown) {
-      if (this.flags[i] & 2) { const run = this.runOf(i); run.dropped = t; run.rows[3] = seq; this.close(run, t); }
+      if (this.flags[i] & F.dropped) { const run = this.runOf(i); run.dropped = t; run.rows[3] = seq; this.close(run, t); }
       return;
     }
     const run = this.runOf(i);
@@ -818,7 +828,7 @@ class View {
     const dimTask = selected >= 0 && info.id !== selected;
     for (const i of info.cancels) {
       const t = s.t[i];
-      if ((s.flags[i] & 1) === 0) { ctx.globalAlpha = dimTask ? 0.25 : 1; this.point(ctx, marks.cancels, t, y, null, s.first + i, { task: info.id }); }
+      if ((s.flags[i] & s.F.removed) === 0) { ctx.globalAlpha = dimTask ? 0.25 : 1; this.point(ctx, marks.cancels, t, y, null, s.first + i, { task: info.id }); }
     }
     for (const i of info.missed) {
       ctx.globalAlpha = dimTask ? 0.25 : 1;
@@ -1079,4 +1089,4 @@ function render({ model, el }) {
 }
 
 export default { initialize, render };
-export { Store, View, K as KIND_CODES };
+export { Store, View, kindCodes };
