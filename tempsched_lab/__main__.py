@@ -1,4 +1,5 @@
-"""Command line: ``tempsched-lab demo [--virtual] [--seconds S] [--out DIR]``, ``--version``.
+"""Command line: ``tempsched-lab demo [--virtual] [--seconds S] [--out DIR]``,
+``tempsched-lab serve NOTEBOOK [VOILA OPTIONS]``, ``--version``.
 
 It behaves like a Unix tool: no arguments prints the help; a wrong argument is
 named, with the usage, exit status 2; output to a pipe that closes early (``|
@@ -39,6 +40,7 @@ _EPILOG = f"""\
 what each command writes:
   demo, into --out (default ./tempsched-demo/):
 {_writes()}
+  serve writes nothing: it serves a notebook as a web page (Voila) until Ctrl-C.
 
 exit status: 0 done; 1 the audit failed, a file could not be written, or
 standard output was closed early (the files are written all the same);
@@ -95,6 +97,25 @@ def build_parser() -> CommandParser:
         help="output folder (default ./tempsched-demo)",
     )
     parser.commands["demo"] = demo
+    serve = sub.add_parser(
+        "serve",
+        help="serve a notebook as a web page with Voila (on 127.0.0.1; nothing from a CDN)",
+        description=(
+            "Serve NOTEBOOK as a web page with Voila (the 'notebooks' extra), on 127.0.0.1,\n"
+            "with the project's page template: Voila's own asks a CDN for two icon fonts\n"
+            "that no page of ours shows (offline, in a classroom, those requests only fail).\n"
+            "Options after NOTEBOOK go to Voila as they are (--port=8866, --no-browser, ...).\n"
+            "Plain `voila NOTEBOOK` serves the same page, with those two requests."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument(
+        "notebook", type=Path, help="the notebook (.ipynb) to serve, or a folder of them"
+    )
+    serve.add_argument(
+        "voila_options", nargs=argparse.REMAINDER, help="passed to Voila as they are"
+    )
+    parser.commands["serve"] = serve
     return parser
 
 
@@ -106,7 +127,7 @@ def _parse(parser: CommandParser, argv: list[str]) -> argparse.Namespace:
             f"unrecognized arguments: {' '.join(extra)}"
         )
     if args.command is None:
-        parser.error("a command is needed: demo (see tempsched-lab --help)")
+        parser.error("a command is needed: demo or serve (see tempsched-lab --help)")
     return args
 
 
@@ -180,6 +201,51 @@ def demo(args: argparse.Namespace, say: Output) -> int:
     return status
 
 
+def voila_command(notebook: Path, options: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The Voila command line and environment that :func:`serve` runs.
+
+    >>> cmd, env = voila_command(Path("notebooks/05_live_dashboard.ipynb"), ["--port=8866"])
+    >>> cmd[1:5], cmd[-1]
+    (['-m', 'voila', 'notebooks/05_live_dashboard.ipynb', '--template=tempsched'], '--port=8866')
+    >>> Path(env["JUPYTER_PATH"].split(os.pathsep)[0]).name
+    'voila_template'
+    """
+    templates = Path(__file__).resolve().parent / "widgets" / "voila_template"
+    env = dict(os.environ)
+    env["JUPYTER_PATH"] = os.pathsep.join(
+        p for p in (str(templates), os.environ.get("JUPYTER_PATH", "")) if p
+    )
+    ip = (
+        []
+        if any(o.startswith(("--ip", "--Voila.ip")) for o in options)
+        else ["--Voila.ip=127.0.0.1"]
+    )
+    command = [sys.executable, "-m", "voila", str(notebook), "--template=tempsched", *ip]
+    return [*command, *options], env
+
+
+def serve(args: argparse.Namespace) -> int:
+    """The ``serve`` command: Voila with the project's page template; returns Voila's status."""
+    import importlib.util
+    import subprocess
+
+    notebook: Path = args.notebook
+    if not notebook.exists():  # a notebook, or a folder of them (Voila lists it)
+        print(f"tempsched-lab: error: serve: no notebook at {str(notebook)!r}", file=sys.stderr)
+        return EXIT_USAGE
+    if importlib.util.find_spec("voila") is None:
+        print(
+            "tempsched-lab: error: serve needs Voila: pip install 'tempsched-lab[notebooks]'",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    command, env = voila_command(notebook, list(args.voila_options))
+    if os.name == "posix":  # Voila takes this process's place: its signals, its exit status
+        sys.stdout.flush()
+        os.execve(command[0], command, env)
+    return subprocess.call(command, env=env)  # pragma: no cover (Windows)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tempsched-lab`` console script; returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
@@ -193,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
             return EXIT_OK
         args = _parse(parser, argv)
+        if args.command == "serve":
+            return serve(args)
         if not args.seconds > 0 or args.seconds > 3600:
             parser.commands["demo"].error(
                 f"--seconds {args.seconds:g}: must be > 0 and at most 3600"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .clock import RealClock, VirtualClock
+from .rowkinds import Kind
 from .scenarios import quiet_failures, schedule_demo
 from .scheduler import PastTimeError, Scheduler, SchedulerClosedError
 
@@ -186,7 +187,7 @@ def summary_text(result: DemoResult) -> str:
                 f"{measure:<12} {row['median'] * 1e3:9.3f} {row['p99'] * 1e3:8.3f} "
                 f"{row['max'] * 1e3:8.3f}"
             )
-    errors = result.frame[result.frame["kind"] == "error"]
+    errors = result.frame[result.frame["kind"] == Kind.ERROR]
     for task_id, label, error in zip(
         errors["task_id"], errors["label"], errors["error"], strict=True
     ):

@@ -33,8 +33,8 @@ import collections
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .sentences import describe_row  # the log panel's own sentences (no widgets imported)
 from .timescale import TimeScale, time_scale_of
-from .widgets.logview import describe_row  # the log panel's own sentences (imports ipywidgets)
 
 if TYPE_CHECKING:
     from .log import EventLog

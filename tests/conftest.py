@@ -135,5 +135,20 @@ def browser():
 
     with sync_playwright() as p:
         b = vk.launch_chromium(p)
+        _report_browser(vk.browser_banner(b))
         yield b
         b.close()
+
+
+_BANNERS: list[str] = []
+
+
+def _report_browser(banner: str) -> None:
+    """Say once per session which browser the tests drive (shown in the summary)."""
+    if banner not in _BANNERS:
+        _BANNERS.append(banner)
+
+
+def pytest_terminal_summary(terminalreporter):
+    for banner in _BANNERS:
+        terminalreporter.write_line(banner)

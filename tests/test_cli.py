@@ -218,3 +218,20 @@ def test_unwritable_output_folder_is_a_clear_error(tmp_path, capsys):
     assert main(["demo", "--virtual", "--out", str(blocker / "out")]) == 1
     err = capsys.readouterr().err
     assert "cannot write to --out" in err and str(blocker) in err
+
+
+def test_serve_names_a_missing_notebook(capsys):
+    assert main(["serve", "no/such/notebook.ipynb"]) == 2
+    assert "no notebook at 'no/such/notebook.ipynb'" in capsys.readouterr().err
+
+
+def test_serve_runs_voila_with_the_project_template_on_localhost():
+    from tempsched_lab.__main__ import voila_command
+
+    command, env = voila_command(Path("notebooks/05_live_dashboard.ipynb"), ["--no-browser"])
+    assert command[1:3] == ["-m", "voila"] and "--template=tempsched" in command
+    assert "--Voila.ip=127.0.0.1" in command and command[-1] == "--no-browser"
+    template = Path(env["JUPYTER_PATH"].split(os.pathsep)[0]) / "voila/templates/tempsched"
+    assert (template / "index.html.j2").is_file() and (template / "conf.json").is_file()
+    # a user's own address wins over the default
+    assert "--Voila.ip=127.0.0.1" not in voila_command(Path("x.ipynb"), ["--Voila.ip=0.0.0.0"])[0]

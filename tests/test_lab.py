@@ -33,6 +33,7 @@ from tempsched_lab.lab import (
 )
 from tempsched_lab.lab.progress import Progress
 from tempsched_lab.lab.steps import StepCounter
+from tempsched_lab.timescale import fmt_duration
 
 # -- hand-made workloads whose every step is known ------------------------------------------
 
@@ -649,3 +650,28 @@ def test_a_cron_fleet_runs_on_its_rules_until_the_horizon():
     assert rules.eq("Every fifth minute of every hour (UTC)").all()
     assert (frame.query("kind == 'cancel'")["t"] == 3600.0).all()  # stopped at the horizon
     assert audit(frame).ok
+
+
+def test_tables_show_times_with_units_and_leave_the_frame_alone():
+    from tempsched_lab.lab import compare, summarize, with_units
+
+    e = small_experiment(grid={"queue": ["sorteddict", "wheel"], "rate": [300]}, repeats=2)
+    results = e.run(progress=None)
+    shown = with_units(results)
+    p99 = results["lateness_p99"].iloc[-1]
+    assert shown["lateness_p99"].iloc[-1] == fmt_duration(p99) != f"{p99}"
+    assert shown["wall"].str.endswith((" s", " ms", " µs")).all()
+    assert shown["runs"].tolist() == results["runs"].tolist()  # counts stay numbers
+    assert results["lateness_p99"].dtype == "float64"  # the frame users compute with is intact
+    # a summary of a time measure is in that measure's unit; of a count, plain numbers
+    summary = with_units(summarize(results, "lateness_p99", by="queue"))
+    assert summary["mean"].str.endswith("s").all()
+    assert with_units(summarize(results, "runs", by="queue"))["mean"].dtype == "float64"
+    paired = with_units(compare(results, "lateness_p99", between="queue", baseline="sorteddict"))
+    assert paired["mean_diff"].iloc[0].endswith("s")
+    # a workload's moments are seconds since the start; its durations carry their unit
+    w = poisson(200, horizon=0.5, seed=1, duration=exponential(0.0005))
+    table = with_units(w.frame)
+    assert table["submit"].iloc[0] == f"{w.frame['submit'].iloc[0]:.4f} s"
+    assert table["duration"].iloc[0] == fmt_duration(w.frame["duration"].iloc[0])
+    assert (table["cancel_at"] == "").all()  # missing reads as blank, not "nan"

@@ -7,6 +7,7 @@ distribution is wrong, or with a probability stated next to it.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -334,14 +335,41 @@ def test_a_saved_workload_reads_back_identically(tmp_path, name, suffix):
     assert back.equals(w)
     pd.testing.assert_frame_equal(back.frame, w.frame)
     assert (back.frame["submit"].to_numpy() == w.frame["submit"].to_numpy()).all()  # exact
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary left
+    expected = [path.name] + ([path.name + ".meta.json"] if suffix == ".csv" else [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(expected)  # no temporary left
 
 
-def test_a_workload_csv_is_plain_csv_after_its_first_line(tmp_path):
+def test_a_workload_csv_is_plain_csv_with_its_metadata_beside_it(tmp_path):
     w = bursts(3, 0.5, 1.0, seed=0, duration=0.25)
     path = w.save(tmp_path / "w.csv")
-    table = pd.read_csv(path, skiprows=1)
+    table = pd.read_csv(path)  # what a user's own tools see: the table, nothing else
+    assert list(table.columns) == list(w.frame.columns)
     assert table["duration"].tolist() == [0.25] * 6
+    assert table["due"].tolist() == w.frame["due"].tolist()
+    meta = json.loads((tmp_path / "w.csv.meta.json").read_text())
+    assert meta["seed"] == 0 and meta["horizon"] == 1.0 and meta["rows"] == 6
+
+
+def test_a_workload_csv_of_the_first_layout_still_reads(tmp_path):
+    from tempsched_lab.lab.workload import CSV_MAGIC
+
+    w = poisson(50.0, 1.0, seed=3, duplicates=0.2)
+    old = tmp_path / "old.csv"
+    with open(old, "w", encoding="utf-8", newline="") as fh:  # the layout saved before
+        fh.write(CSV_MAGIC + json.dumps(w.metadata(), sort_keys=True) + "\n")
+        w.frame.to_csv(fh, index=False, lineterminator="\n")
+    assert read_workload(old).equals(w)
+
+
+def test_a_workload_csv_without_its_metadata_file_says_so(tmp_path):
+    w = bursts(2, 0.5, 1.0, seed=0)
+    path = w.save(tmp_path / "w.csv")
+    (tmp_path / "w.csv.meta.json").unlink()
+    with pytest.raises(WorkloadError, match=r"w\.csv\.meta\.json.*missing"):
+        read_workload(path)
+    path.with_name("w.csv.meta.json").write_text("[1, 2]")
+    with pytest.raises(WorkloadError, match="not workload metadata"):
+        read_workload(path)
 
 
 def test_a_damaged_workload_file_is_refused(tmp_path):
@@ -350,11 +378,13 @@ def test_a_damaged_workload_file_is_refused(tmp_path):
     lines = path.read_text().splitlines(keepends=True)
     cut = tmp_path / "cut.csv"
     cut.write_text("".join(lines[:-5]))
+    (tmp_path / "cut.csv.meta.json").write_text((tmp_path / "w.csv.meta.json").read_text())
     with pytest.raises(WorkloadError, match="rows"):
         read_workload(cut)
     other = tmp_path / "other.csv"
     other.write_text("a,b\n1,2\n")
-    with pytest.raises(WorkloadError, match="not a workload file"):
+    (tmp_path / "other.csv.meta.json").write_text((tmp_path / "w.csv.meta.json").read_text())
+    with pytest.raises(WorkloadError, match="not a workload table"):
         read_workload(other)
     with pytest.raises(ValueError, match=r"\.txt"):
         w.save(tmp_path / "w.txt")

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from tempsched_lab import Scheduler, VirtualClock
+from tempsched_lab import PastTimeError, Scheduler, VirtualClock
 from tempsched_lab.narration import Narrator
 from tempsched_lab.widgets.logview import describe_row
 
@@ -84,3 +84,62 @@ def test_only_the_polling_thread_says_anything():
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Narrator(Scheduler(VirtualClock()).log, print, **kwargs)
+
+
+# -- the sentences, outside the widgets -----------------------------------------------------------
+
+
+def test_every_row_kind_of_the_schema_has_its_sentence():
+    from tempsched_lab import sentences
+    from tempsched_lab.rowkinds import Kind
+    from tempsched_lab.schema import KINDS
+
+    assert set(sentences.SENTENCES) == set(KINDS)
+    assert {k.value for k in Kind} == set(KINDS)  # every kind has a name the code can hold
+    # the widgets' describe_row is the same function (re-exported where it was)
+    assert describe_row is sentences.describe_row
+
+
+def test_a_kind_registered_twice_or_unknown_is_refused():
+    from tempsched_lab.rowkinds import Kind, kind_code
+    from tempsched_lab.sentences import sentence
+
+    with pytest.raises(ValueError, match="kind='start': a sentence is registered already"):
+        sentence(Kind.START)(lambda row, scale: "again")
+    with pytest.raises(ValueError, match="kind='launch': not a row kind"):
+        kind_code("launch")
+
+
+def test_the_narration_imports_no_widgets_pandas_or_matplotlib():
+    """``tempsched-lab demo`` prints its lines without loading the widgets (about 1.3 s)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tempsched_lab.narration, tempsched_lab.sentences\n"
+        "heavy = ('ipywidgets', 'anywidget', 'pandas', 'matplotlib', 'tempsched_lab.widgets')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_sentences_of_a_frame_row_and_of_a_stored_row_agree():
+    """The narrator says rows of ``log.rows()`` (dicts), the panels frame rows: same words."""
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    first = s.schedule(noop, at=1.0, label="a")
+    s.schedule(noop, at=1.0, label="a")  # a duplicate
+    with pytest.raises(PastTimeError):
+        s.schedule(noop, at=-1.0)  # in the past: a reject row
+    s.cancel(first)
+    s.schedule(noop, at=2.0, period=0.5, label="p")
+    clock.run_until(3.0)
+    s.shutdown()
+    frame = s.log.to_frame()
+    stored = s.log.rows()
+    assert len(stored) == len(frame) > 10
+    for (_, row), as_dict in zip(frame.iterrows(), stored, strict=True):
+        assert describe_row(row) == describe_row(as_dict)

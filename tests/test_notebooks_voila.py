@@ -1,8 +1,8 @@
-"""The README's notebooks, served exactly as the README says: ``voila notebooks/<name>.ipynb``.
+"""The README's notebooks, served as the README says: ``tempsched-lab serve notebooks/<name>``.
 
-Each notebook gets its own Voila server (``python -m voila notebooks/<name>.ipynb`` from the
-repository root), and Debian's Chromium opens its page offline. Every page must render without
-an error output, a broken widget or a console error (other than the blocked CDN fetches). The
+Each notebook gets its own Voila server (``python -m tempsched_lab serve notebooks/<name>.ipynb``
+from the repository root), and Debian's Chromium opens its page offline. Every page must render
+without an error output, a broken widget, a console error or any request beyond the server. The
 live dashboard (notebook 05) must also be alive when the page shows, show every click in every
 panel from one moment, keep its text readable at 1280 and 900 px, and stop its scheduler when
 the page goes away. Screenshots and the click-to-every-panel latencies go to ``artifacts/``.
@@ -11,6 +11,7 @@ the page goes away. Screenshots and the click-to-every-panel latencies go to ``a
 from __future__ import annotations
 
 import json
+import math
 import re
 import statistics
 import time
@@ -36,7 +37,7 @@ def test_the_readme_points_at_these_notebooks_with_runnable_commands():
     for name in NOTEBOOKS:
         number = name.partition("_")[0]
         assert number in readme, f"the README does not mention notebook {number}"
-    commands = re.findall(r"\.venv/bin/voila (\S+)", readme)
+    commands = re.findall(r"\.venv/bin/tempsched-lab serve (\S+)", readme)
     assert f"notebooks/{DASHBOARD}" in commands
     assert all((vk.ROOT / c).exists() for c in commands), commands
 
@@ -107,7 +108,7 @@ def test_dashboard_is_live_readable_and_speaks_one_time_language(browser, dashbo
     text = page.locator(".tsl-dashboard").inner_text()
     assert not vk.EPOCH_LIKE.findall(text), vk.EPOCH_LIKE.findall(text)[:5]
     assert re.search(r"now \d+\.\d{3} s", text)
-    assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 11]) == []
+    assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 12]) == []
     assert page.evaluate(vk.SCALED_IMAGES_JS, ".tsl-dashboard") == []
     # two columns on a wide page
     controls = page.locator(".tsl-controls").bounding_box()
@@ -133,25 +134,42 @@ def test_narrow_page_is_one_column_and_still_readable(browser, dashboard_server)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 900
     text = page.locator(".tsl-dashboard").inner_text()  # the first round's rejection is shown
     assert not vk.EPOCH_LIKE.findall(text), vk.EPOCH_LIKE.findall(text)[:5]
-    assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 11]) == []
+    assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 12]) == []
     assert page.evaluate(vk.SCALED_IMAGES_JS, ".tsl-dashboard") == []
     page.locator(".tsl-dashboard").screenshot(path=str(vk.ARTIFACTS / "dashboard-05-900.png"))
     vk.check_clean(page)
     page.context.close()
 
 
-def agreeing_share(page, samples: int = 40) -> float:
-    """The share of samples (every 50 ms) in which all panels show the same moment."""
-    agree = 0
-    for _ in range(samples):
-        if len(set(vk.stamps(page).values())) == 1:
-            agree += 1
-        page.wait_for_timeout(50)
-    return agree / samples
+#: JavaScript: from now on, remember every moment (``seq``) each panel's stamp shows, including
+#: stamps replaced before anyone could read them (a MutationObserver sees every added stamp).
+RECORD_STAMPS_JS = """() => {
+    const seen = window.__tslSeen = {};
+    const note = e => { (seen[e.dataset.panel] = seen[e.dataset.panel] || new Set())
+                        .add(+e.dataset.seq); };
+    const stamps = () => document.querySelectorAll('.tsl-dashboard .tsl-stamp');
+    window.__tslFrom = Math.max(...[...stamps()].map(e => +e.dataset.seq));
+    new MutationObserver(records => {
+        for (const r of records) for (const n of r.addedNodes) {
+            if (n.nodeType !== 1) continue;
+            if (n.matches('.tsl-stamp')) note(n);
+            n.querySelectorAll('.tsl-stamp').forEach(note);
+        }
+    }).observe(document.querySelector('.tsl-dashboard'), {subtree: true, childList: true});
+}"""
+
+#: JavaScript: the moments each panel showed after the recording started, up to ``upto``.
+SEEN_JS = """(upto) => Object.fromEntries(Object.entries(window.__tslSeen).map(
+    ([panel, seqs]) => [panel, [...seqs].filter(s => s > window.__tslFrom && s <= upto)
+                                        .sort((a, b) => a - b)]))"""
 
 
 def test_clicks_reach_every_panel_from_one_moment(browser, dashboard_server):
     page, _ = open_dashboard(browser, dashboard_server)
+    # the live scenario has run 30 s (three rounds): the timeline follows the present
+    page.wait_for_function(
+        "() => +document.querySelector('.tsl-tl').dataset.now >= 30", timeout=60_000
+    )
     page.locator(".tsl-label input").fill("clicked")
     page.locator(".tsl-label input").press("Tab")
     page.locator(".tsl-log-rows input").fill("60")  # the heartbeat logs ~8 rows/s: keep ours
@@ -160,10 +178,20 @@ def test_clicks_reach_every_panel_from_one_moment(browser, dashboard_server):
     page.wait_for_function(
         "() => /^\\d+\\.000$/.test(document.querySelector('.tsl-when input').value)"
     )
+    # after 30 s the queue holds the next round's tasks: ask for a time before them (5 s from
+    # now, a whole second), so the new task is among the time points the queue table lists
+    now = float(page.locator(".tsl-tl").get_attribute("data-now"))
+    page.locator(".tsl-when input").fill(f"{math.ceil(now) + 5}")
+    page.locator(".tsl-when input").press("Tab")
+    page.evaluate(RECORD_STAMPS_JS)
     latencies = []
     first = vk.click_and_wait(page, "button.tsl-schedule")
     assert "Case" in first["result"] and "clicked" in first["queue"] and "clicked" in first["log"]
     task = re.search(r"task #(\d+) is queued", first["result"]).group(1)
+    # the new task's lane is on the timeline without scrolling, within a refresh
+    page.wait_for_function(
+        f"() => document.querySelector('.tsl-tl').__tsl.laneY({task}) !== null", timeout=5_000
+    )
     second = vk.click_and_wait(page, "button.tsl-schedule")  # the very same request again
     assert "duplicate" in second["result"] and f"existing task #{task}" in second["result"]
     third = vk.click_and_wait(page, "button.tsl-cancel")  # cancels it by the ID put in the box
@@ -172,11 +200,22 @@ def test_clicks_reach_every_panel_from_one_moment(browser, dashboard_server):
     for outcome in (first, second, third):
         assert set(outcome["stamps"]) == PANELS
         latencies.append(outcome["all"])
-    assert agreeing_share(page) >= 0.9
+    # one moment per frame: wait for a read where every panel shows the same moment, then
+    # check that every moment any panel showed since the first click reached every panel
+    agreed = page.wait_for_function(
+        f"() => {{ const s = ({vk.STAMPS_JS})(); const v = Object.values(s);"
+        f" return v.length === {len(PANELS)} && new Set(v).size === 1 ? v[0] : null; }}",
+        timeout=15_000,
+    ).json_value()
+    seen = page.evaluate(SEEN_JS, agreed)
+    assert set(seen) == PANELS, seen
+    moments = set().union(*map(set, seen.values()))
+    assert moments and all(set(seqs) == moments for seqs in seen.values()), seen
     record = {
         "click_to_every_panel_ms": [round(x) for x in latencies],
         "click_to_result_ms": [round(o["answered"]) for o in (first, second, third)],
         "median_ms": round(statistics.median(latencies)),
+        "moments_checked": len(moments),
     }
     path = vk.ARTIFACTS / "latency-05.json"
     history = json.loads(path.read_text()) if path.exists() else []

@@ -801,6 +801,58 @@ def test_heap_view(frame):
     assert "level 3: 4 of 8 entries, due " in levels.get_text()
 
 
+def heap_of(entries: int, first_due: float) -> Scheduler:
+    """A heap scheduler with ``entries`` tasks due from ``first_due`` on (times of that width)."""
+    s = Scheduler(VirtualClock(), queue="heap")
+    for i in range(entries):
+        s.schedule(noop, at=first_due + (i * 37 % 11) * 1.25, label=f"job {i}")
+    return s
+
+
+HEAP_CASES = [(3, 0.6), (6, 0.6), (7, 11.5), (40, 123.0)]
+
+
+@pytest.mark.parametrize(
+    ("figsize", "entries", "first_due"),
+    [(size, *case) for size in [(5.6, 4.4), (4.0, 4.0)] for case in HEAP_CASES]
+    + [(size, *case) for size in [(5.6, 3.2), (8.0, 3.6)] for case in HEAP_CASES[:3]],
+)
+def test_heap_node_texts_stay_in_their_circles_in_axes_given(figsize, entries, first_due):
+    """A heap drawn into a panel's Axes keeps its round nodes (equal aspect): it draws the
+    levels whose texts fit in their circles and summarises the rest (it drew 3 levels in a
+    5.6 x 3.2 in panel, texts up to 1.5 times as wide as their circles). Smaller Axes (8 x 3
+    in; 5.6 x 3.2 in for 40 entries due after 100 s) can still not hold the root's text."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    s = heap_of(entries, first_due)
+    fig = Figure(figsize=figsize, dpi=100, layout="constrained")
+    ax = plot_heap(s, ax=fig.add_subplot())
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    nodes = by_gid(ax, "heap_root", Circle) + by_gid(ax, "heap_node", Circle)
+    labels = by_gid(ax, "heap_label")
+    assert len(nodes) == len(labels) >= 1
+    for node, label in zip(nodes, labels, strict=True):
+        circle = node.get_window_extent(renderer)
+        text = label.get_window_extent(renderer)
+        assert text.width <= 0.97 * circle.width, (label.get_text(), text.width, circle.width)
+        assert text.height <= 0.97 * circle.height, (label.get_text(), text.height, circle.height)
+    if len(nodes) < entries:  # the levels not drawn are said, not lost
+        assert by_gid(ax, "levels") or len(by_gid(ax, "array_cell")) == entries
+    s.shutdown()
+
+
+def test_the_heap_panel_picture_draws_a_small_heap_whole():
+    from tempsched_lab.plots.designs import picture_of
+
+    s = heap_of(6, 0.6)
+    fig = Figure(figsize=picture_of("heap").size, dpi=100, layout="constrained")
+    ax = plot_heap(s, ax=fig.add_subplot())
+    assert len(by_gid(ax, "heap_node", Circle)) == 5  # three levels: every entry
+    s.shutdown()
+
+
 def test_wheel_view(frame):
     wheel = TimingWheelQueue(slots=16, tick=0.1)
     snapshot = replay_snapshot(frame, upto=13, queue=wheel)
@@ -955,3 +1007,34 @@ def test_missed_rows_are_not_drawn_as_runs():
     runs = task_runs(frame)
     assert "pending" not in set(runs["outcome"])
     assert sorted(runs.loc[runs["outcome"] == "finished", "due"]) == [1.0, 4.0, 5.0]
+
+
+# -- the type scale: one place, every figure follows it -----------------------------------------
+
+
+@pytest.mark.parametrize(("scale", "floor_px"), [("default", 12.0), ("projector", 16.0)])
+def test_every_text_of_the_tree_follows_the_type_scale(scale, floor_px):
+    from matplotlib.text import Text
+
+    from tempsched_lab.plots.style import FONT, type_scale
+
+    with type_scale(scale):
+        ax = plot_decision_tree(Case.JOINS_HEAD, counts={4: 3, 6: 1})
+        small = FONT["small"]
+        # a size under the scale's floor (plot_summary asks for 8 pt) is raised to it
+        squeezed = plot_decision_tree(counts={4: 3}, fontsize=8.0)
+    fig = ax.figure
+    px = [t.get_fontsize() * fig.dpi / 72 for t in fig.findobj(Text) if t.get_text().strip()]
+    assert fig.dpi == 100 and min(px) >= floor_px
+    leaves = [t for t in squeezed.texts if t.get_text()[:1].isdigit()]
+    assert leaves and min(t.get_fontsize() for t in leaves) >= small
+    assert FONT["small"] == 9.0  # the block's scale ended with it
+
+
+def test_the_type_scale_names_a_bad_scale():
+    from tempsched_lab.plots.style import set_type_scale, type_scale
+
+    with pytest.raises(ValueError, match="scale='huge'"):
+        set_type_scale("huge")
+    with pytest.raises(ValueError, match="scale='huge'"), type_scale("huge"):
+        pass

@@ -252,3 +252,101 @@ def test_clicking_a_task_in_the_timeline_filters_the_log_to_its_history():
     dash.timeline.live.selected = -1
     assert dash.log.task.value == ""
     dash.close()
+
+
+# -- one moment per frame in the teaching views (issue 25, item 2) -------------------------------
+
+
+def record_writes(monkeypatch) -> list[tuple[str, object]]:
+    """Every widget write that reaches the page, in order: ``(what, widget)``; and the renders."""
+    from tempsched_lab.widgets import _base
+
+    events: list[tuple[str, object]] = []
+    write, render = _base._write, _base.FigureRenderer.render
+
+    def recorded_write(widget, traits):
+        events.append(("write", widget))
+        return write(widget, traits)
+
+    def recorded_render(self, *args, **kwargs):
+        events.append(("render", self))
+        return render(self, *args, **kwargs)
+
+    monkeypatch.setattr(_base, "_write", recorded_write)
+    monkeypatch.setattr(_base.FigureRenderer, "render", recorded_render)
+    return events
+
+
+def test_a_new_predict_panel_starts_clean():
+    s, _ = scenario("heap")
+    panel = PredictPanel(s)
+    assert panel.score == (0, 0) and "data-right='0' data-asked='0'" in panel.score_text.value
+    assert "pick the case you expect" in panel.result.value
+    panel.close()
+
+
+def test_the_verdict_reaches_the_page_in_the_frame_that_draws_the_tree(monkeypatch):
+    s, _ = scenario("heap")
+    dash = Dashboard(s, teaching=True, autostart=False)
+    events = record_writes(monkeypatch)
+    decision = dash.predict.guess(4)
+    # nothing of the verdict is shown yet: it waits for the round that shows its rows
+    assert "pick the case you expect" in dash.predict.result.value
+    assert [e for e in events if e[0] == "write"] == []
+    dash.refresher.tick()  # the poke's round
+    assert "tsl-predict-verdict" in dash.predict.result.value
+    writes = [w for kind, w in events if kind == "write"]
+    renders = [i for i, (kind, _) in enumerate(events) if kind == "render"]
+    first_write = next(i for i, (kind, _) in enumerate(events) if kind == "write")
+    assert renders and max(renders) < first_write  # every picture drawn before anything is sent
+    tree_image, verdict = dash.tree.image, dash.predict.result
+    assert tree_image in writes and verdict in writes and dash.history.info in writes
+    assert writes.index(tree_image) < writes.index(verdict)
+    row = s.log.next_seq - 1
+    assert f"tsl-row-{row}" in tree_image._dom_classes and f"row {row}," in dash.tree.caption.value
+    assert (
+        f"data-after='{row + 1}'" in verdict.value and f"case {int(decision.case)}" in verdict.value
+    )
+    dash.close()
+
+
+def test_a_history_step_sends_its_picture_and_texts_together_picture_first(monkeypatch):
+    s, clock = scenario("heap")
+    clock.run_until(1.0)
+    panel = HistoryPanel(s)
+    panel.refresh()
+    events = record_writes(monkeypatch)
+    panel.prev_button.click()
+    kinds = [kind for kind, _ in events]
+    assert kinds[0] == "render" and "render" not in kinds[1:]  # drawn, then everything sent
+    writes = [w for kind, w in events if kind == "write"]
+    assert writes.index(panel.image) < writes.index(panel.info)
+    row = panel.slider.value
+    assert f"tsl-row-{row}" in panel.image._dom_classes and f"<b>Row {row}</b>" in panel.info.value
+    panel.close()
+
+
+def test_step_both_draws_both_sides_and_then_sends_them_as_one_frame(monkeypatch):
+    from tempsched_lab.widgets import _base
+
+    def lesson(s):
+        s.schedule(demo_task, at=1.0, args=("a",), label="a")
+        s.schedule(demo_task, at=1.034, args=("b",), label="b")
+
+    pair = SideBySide(lesson, designs=("heap", "wheel"), autostart=False)
+    for dash in pair.dashboards:
+        dash.timeline.live.hellos = 1  # a page shows the pair (before one does, steps only poke)
+    applied = []
+    apply = _base.Stage.apply
+    monkeypatch.setattr(_base.Stage, "apply", lambda self: applied.append(apply(self)) or 0)
+    events = record_writes(monkeypatch)
+    assert pair.step() == 1.0
+    assert len(applied) == 1  # one stage for both sides
+    first_write = next(i for i, (kind, _) in enumerate(events) if kind == "write")
+    assert all(i < first_write for i, (kind, _) in enumerate(events) if kind == "render")
+    shown = {d.queue.shown.now for d in pair.dashboards if d.queue.shown is not None}
+    assert shown == {1.0}
+    for dash in pair.dashboards:
+        assert "t = 1.000 s" in pair.status.value
+        assert "data-t='1.000000'" in dash.queue.table.value
+    pair.close()

@@ -322,10 +322,10 @@ def test_export_carries_the_png_timeline_even_when_a_page_has_the_canvas(tmp_pat
 NODE = shutil.which("node")
 
 STORE_JS = """
-import { Store, KIND_CODES } from '%s';
+import { Store, View } from '%s';
 import { readFileSync } from 'node:fs';
-const batches = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-const store = new Store({ get: () => 0 });
+const { traits, batches } = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const store = new Store({ get: k => traits[k] });  // the widget's traits, as the kernel sends them
 store.noLane = 65535;
 store.synced = true;
 for (const b of batches) {
@@ -334,32 +334,66 @@ for (const b of batches) {
 }
 const runs = store.runs.map(r => ({task: r.task, due: r.due, sched: r.sched, started: r.started,
   ended: r.ended, evt: r.evt, cancelled: r.cancelled, cas: r.cas}));
-console.log(JSON.stringify({kinds: KIND_CODES, n: store.n, next: store.next, runs,
-  lanes: store.taskLanes, rejects: store.rejects.length, threads: store.threadLanesNow().length}));
+// the view's lane list without a page: which lanes a time range shows, which it folds
+const lanesIn = (v0, v1) => {
+  const model = { get: k => (k === 'lanes' ? 'task' : 0) };
+  const view = { store, v0, v1, laneCache: null, model };
+  const list = View.prototype.laneList.call(view);
+  const shown = [];
+  for (let i = 0; i < list.count; i++) shown.push(list.get(i).label);
+  return { count: list.count, folded: list.folded, shown };
+};
+console.log(JSON.stringify({kinds: store.K, n: store.n, next: store.next, runs,
+  lanes: store.taskLanes, rejects: store.rejects.length, threads: store.threadLanesNow().length,
+  started: store.started, whole: lanesIn(-1, 100), late: lanesIn(50, 60),
+  early: lanesIn(-0.001, 0.001)}));
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
-def test_browser_store_builds_the_runs_the_plot_draws(tmp_path):
-    s, _, _ = demo_scheduler()
-    frame = s.log.to_frame()
+def _store_traits(s: Scheduler) -> dict:
+    """What the page's store reads from the widget's model: the traits the kernel sends."""
+    widget = TimelineWidget(s)
+    traits = {name: getattr(widget, name) for name in ("kinds", "flags", "adding_cases")}
+    widget.close()
+    return traits
+
+
+def _run_store(tmp_path, frame, traits, recode=None) -> dict:
+    """The page's store (run in Node) fed ``frame`` in small batches; what it built.
+
+    ``recode`` maps the schema's kind codes to others in the blocks sent (with ``traits``
+    naming the kinds in that other order).
+    """
     feed = TimelineFeed()
     batches = []
     for lo in range(0, len(frame), 9):  # small batches, one overlapping the last: skipped rows
         part = frame.iloc[max(lo - 2, 0) : lo + 9]
         header, block = feed.encode(part, origin=0.0)
+        if recode is not None:
+            n = header["count"]
+            raw = bytearray(block)
+            kinds = 30 * n  # the kind column's offset (timeline_feed.COLUMNS)
+            raw[kinds : kinds + n] = bytes(recode[code] for code in raw[kinds : kinds + n])
+            block = bytes(raw)
         batches.append({"header": header, "block": base64.b64encode(block).decode()})
     module = tmp_path / "timeline.mjs"
     module.write_text((STATIC / "timeline.js").read_text())
     script = tmp_path / "store.mjs"
     script.write_text(STORE_JS % module.as_uri())
     data = tmp_path / "batches.json"
-    data.write_text(json.dumps(batches))
+    data.write_text(json.dumps({"traits": traits, "batches": batches}))
     out = subprocess.run(
         [NODE, str(script), str(data)], capture_output=True, text=True, timeout=60, check=True
     )
-    got = json.loads(out.stdout)
-    assert got["kinds"] == KIND_CODE
+    return json.loads(out.stdout)
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_browser_store_builds_the_runs_the_plot_draws(tmp_path):
+    s, _, _ = demo_scheduler()
+    frame = s.log.to_frame()
+    got = _run_store(tmp_path, frame, _store_traits(s))
+    assert got["kinds"] == KIND_CODE  # read from the widget's `kinds` trait
     assert got["n"] == len(frame) and got["next"] == len(frame)
     runs = task_runs(frame)
     assert len(got["runs"]) == len(runs)
@@ -380,6 +414,61 @@ def test_browser_store_builds_the_runs_the_plot_draws(tmp_path):
     assert got["rejects"] == int((frame["kind"] == "reject").sum())
     assert got["lanes"] == list(dict.fromkeys(frame["task_id"].dropna().astype(int)))
     assert got["threads"] == 1
+    # "runs started" counts the runs that started (or whose Event was set), not pending ones
+    started = runs["started"].notna() | runs["event_set"].notna()
+    assert got["started"] == int(started.sum()) < len(runs)
+    # the whole run shows every task (and the rejected row), nothing folded
+    tasks = len(got["lanes"])
+    assert got["whole"]["folded"] == 0 and got["whole"]["count"] == tasks + 1
+    # long after the run, only tasks still pending reach into the view; the rest fold into one
+    # last row that says how many
+    late = got["late"]
+    assert late["folded"] > 0 and late["shown"][-1].startswith(f"+ {late['folded']} task")
+    assert late["count"] == tasks - late["folded"] + 1  # the shown lanes and the fold row
+    # at t = 0 the tasks scheduled then are in view (and the rejection made at 0)
+    first_rows = frame[(frame["t"] <= 0.001) & frame["task_id"].notna()]
+    at_zero = set(first_rows["task_id"].astype(int))
+    shown = {int(x.rsplit("#", 1)[1]) for x in got["early"]["shown"] if "#" in x}
+    assert at_zero <= shown
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_browser_store_reads_the_kind_codes_the_kernel_sends(tmp_path):
+    """The page repeats no kind code: renumber the kinds (and the rows) and it builds the same."""
+    s, _, _ = demo_scheduler()
+    frame = s.log.to_frame()
+    traits = _store_traits(s)
+    expected = _run_store(tmp_path, frame, traits)
+    order = list(reversed(traits["kinds"]))  # every kind gets another code
+    recode = {KIND_CODE[kind]: order.index(kind) for kind in traits["kinds"]}
+    got = _run_store(tmp_path, frame, {**traits, "kinds": order}, recode=recode)
+    assert got["kinds"] == {kind: code for code, kind in enumerate(order)}
+    assert got["runs"] == expected["runs"] and len(got["runs"]) == len(task_runs(frame))
+    assert got["rejects"] == expected["rejects"] > 0
+    assert got["started"] == expected["started"]
+    # and a page told of no kinds says so instead of drawing nothing
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        _run_store(tmp_path, frame, {**traits, "kinds": []})
+    assert "the kernel sent no row kinds" in failed.value.stderr
+
+
+def test_the_page_names_only_kinds_and_flags_the_kernel_sends():
+    """The page compares a row's kind with ``K.<name>`` (codes from the `kinds` trait) and its
+    flags with ``F.<name>``: every name it uses is one the kernel sends, and no code is written
+    out (a renamed kind or flag would otherwise match nothing, silently)."""
+    import re
+
+    from tempsched_lab.schema import KINDS
+    from tempsched_lab.widgets.timeline_feed import FLAGS
+
+    js = (STATIC / "timeline.js").read_text()
+    kinds = set(re.findall(r"\bK\.(\w+)", js))
+    flags = set(re.findall(r"\bF\.(\w+)", js))
+    assert kinds and kinds <= set(KINDS), kinds - set(KINDS)
+    assert flags and flags <= set(FLAGS), flags - set(FLAGS)
+    # a kind is never compared with a number, nor a flag tested with a literal bit
+    assert not re.search(r"kind\[\w+\]\s*[!=]==?\s*\d", js)
+    assert not re.search(r"flags\[\w+\]\s*&\s*\d", js)
 
 
 @pytest.mark.slow
@@ -406,3 +495,5 @@ def test_the_wheel_ships_the_module(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "tempsched_lab/widgets/static/timeline.js" in names
     assert "tempsched_lab/widgets/static/timeline.css" in names
+    template = "tempsched_lab/widgets/voila_template/voila/templates/tempsched/"
+    assert template + "index.html.j2" in names and template + "conf.json" in names

@@ -15,6 +15,8 @@ import time
 
 import ipywidgets as W
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from widgetkit import close_widgets, scenario  # noqa: F401  (an autouse fixture)
 
 from tempsched_lab import CancelResult, Case, RealClock, Scheduler, TaskState, VirtualClock, replay
@@ -545,3 +547,159 @@ def test_the_tree_picture_for_a_case_seen_before_equals_a_fresh_drawing():
     assert panel.image.value == fresh.image.value
     panel.close()
     fresh.close()
+
+
+# -- hostile input from the page and from Python (issue 24, R13 and the timeline traits) ------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("-" * 5000 + "1", "args: 5001 characters; at most 1000"),
+        ("-" * 900 + "1", "args: nested 900 deep"),
+        ("[" * 60 + "]" * 60, "args: nested 60 deep"),
+        ("(" * 30 + "1" + ")" * 30, "args: nested 30 deep"),
+    ],
+)
+def test_the_args_box_refuses_deep_or_long_text_with_a_clear_error(text, message):
+    s, _ = scenario()
+    panel = ControlsPanel(s)
+    panel.args.value = text
+    panel.schedule_button.click()  # no RecursionError / MemoryError out of the callback
+    assert "schedule rejected" in panel.result.value and message in panel.result.value
+    panel.args.value = "1, 'a'"  # and the form works on
+    panel.schedule_button.click()
+    assert "Case" in panel.result.value and s.snapshot().state.size == 6
+    panel.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="-+~([{}]),1'a ", max_size=1200))
+def test_parse_args_answers_any_text_with_a_tuple_or_a_clear_error(text):
+    from tempsched_lab.widgets.controls import parse_args
+
+    try:
+        args = parse_args(text)
+    except ValueError as exc:
+        assert str(exc).startswith("args: ")
+    else:
+        assert isinstance(args, tuple)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("window", float("nan"), "window=nan"),
+        ("window", -1.0, "window=-1.0"),
+        ("view", [0.0, float("inf")], "view=[0.0, inf]"),
+        ("view", [2.0, 1.0], "view=[2.0, 1.0]"),
+        ("lanes", "diagonal", "lanes='diagonal'"),
+        ("height", 10, "height=10"),
+        ("type_scale", "huge", "scale='huge'"),
+    ],
+)
+def test_timeline_traits_set_from_python_are_validated_and_never_bounce(name, value, message):
+    import traitlets
+
+    s, _ = scenario()
+    panel = TimelinePanel(s, window=30)
+    live = panel.live
+    before = getattr(live, name)
+    with pytest.raises(traitlets.TraitError, match=re.escape(message)):
+        setattr(live, name, value)  # was: nan bounced between the two windows (RecursionError)
+    assert getattr(live, name) == before
+    panel.window.value = 1e9  # the box clamps it: the canvas takes the clamped value, once
+    assert live.window == panel.window.value == 86_400.0
+    panel.close()
+
+
+# -- the type scale: default 12 px and up, projector 16 px and up ---------------------------------
+
+
+def picture_text_px(renderer) -> list[float]:
+    from matplotlib.text import Text
+
+    fig = renderer.figure
+    return [
+        t.get_fontsize() * fig.dpi / 72
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip()
+    ]
+
+
+def test_a_projector_dashboard_sets_every_panel_canvas_and_picture_and_the_toggle_undoes_it():
+    s, clock = scenario("heap")
+    clock.run_until(2.0)
+    dash = Dashboard(s, scale="projector", autostart=False)
+    assert all(p.type_scale == "projector" for p in dash.panels.values())
+    assert "tsl-projector" in dash.widget._dom_classes and dash.projector.value
+    assert dash.timeline.live.type_scale == "projector"
+    tree = dash.tree
+    assert png_width(tree.image) == 960  # 7.2 in at 100 dpi, drawn a third denser
+    sizes = [px for r in tree._figs.values() for px in picture_text_px(r)]
+    assert sizes and min(sizes) >= 16
+    assert png_width(dash.queue.image) > 700 and png_width(dash.history.image) > 700
+    dash.projector.value = False  # the page's toggle
+    dash.refresh()
+    assert all(p.type_scale == "default" for p in dash.panels.values())
+    assert "tsl-projector" not in dash.widget._dom_classes
+    assert dash.timeline.live.type_scale == "default" and png_width(tree.image) == 720
+    sizes = [px for r in tree._figs.values() for px in picture_text_px(r)]
+    assert min(sizes) >= 12
+    with pytest.raises(ValueError, match="scale='huge'"):
+        Dashboard(s, scale="huge", autostart=False)
+    dash.close()
+
+
+def png_width(image: W.Image) -> int:
+    from tempsched_lab.widgets._base import png_size
+
+    return png_size(bytes(image.value))[0]
+
+
+def test_the_style_sheet_makes_a_projector_view_16_px_and_leaves_the_default_at_12_px_and_up():
+    from tempsched_lab.widgets._style import type_css
+
+    css = type_css()
+    assert ".tsl-projector, .tsl-projector * { font-size: 16px !important;" in css
+    s, _ = scenario()
+    dash = Dashboard(s, autostart=False)
+    html = " ".join(
+        w.value for p in dash.panels.values() for w in p.display_widgets() if isinstance(w, W.HTML)
+    )
+    sizes = [int(x) for x in re.findall(r"font-size:\s*(\d+)px", html)]
+    assert sizes and min(sizes) >= 12
+    dash.close()
+
+
+# -- the static export tells the truth (issue 25, item 5) -------------------------------------
+
+
+def test_an_export_shows_the_whole_run_and_a_stopped_scheduler_says_only_that(tmp_path):
+    s = Scheduler(name="export")  # a real clock: the panel's live window is 30 s
+    s.schedule(demo_task, delay=0.05, label="quick")
+    assert s.wait_idle(timeout=10)
+    s.shutdown()
+    dash = Dashboard(s, autostart=False, resync_every=None)
+    status = dash.controls.status.value
+    assert "scheduler shut down" in status and "running" not in status
+    path = dash.to_html(tmp_path / "dashboard.html")
+    text = path.read_text()
+    assert "the whole run, until the scheduler shut down" in text
+    assert "30 s window" not in text
+    widths = [int(w) for w in re.findall(r"<img style='width:(\d+)px", text)]
+    assert 1300 in widths  # the whole-run timeline, wide enough for the plot and its legend
+    dash.close()
+
+
+def test_the_export_timeline_legend_is_no_wider_than_its_plot():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from tempsched_lab.plots import example_frame, new_figure, plot_timeline
+    from tempsched_lab.widgets.figures import EXPORT_WIDTH
+
+    fig = new_figure((EXPORT_WIDTH, 4.6))
+    ax = plot_timeline(example_frame(), ax=fig.add_subplot())
+    FigureCanvasAgg(fig).draw()
+    legend = ax.get_legend().get_window_extent()
+    assert legend.width <= ax.get_window_extent().width

@@ -60,6 +60,7 @@ def test_virtual_clock_dashboard_step_and_schedule(page, server):
     assert canvas.evaluate("e => e.clientWidth") > 600
     expect(page.locator("img.tsl-timeline-image")).to_be_hidden()
     assert page.locator("img.tsl-tree-image").evaluate("e => e.naturalWidth") > 300
+    assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 12]) == []  # the default type
 
     # step: the heartbeat runs at 0.5 and is re-armed; every panel shows that moment
     step = vk.click_and_wait(page, "button.tsl-step")
@@ -95,20 +96,20 @@ def test_live_queue_catches_up_with_real_clock(page, server):
 
     open_dashboard(page, server, "live_dashboard.ipynb", {"controls", "queue", "timeline", "log"})
     queue = page.locator(".tsl-queue-table")
-    first = vk.stamps(page)["log"]
     # the feeder adds 12 jobs, floods ~5000 rows, then "final": 14 pending with the heartbeat
     expect(queue).to_contain_text("final", timeout=30_000)
     expect(queue).to_contain_text("14 pending", timeout=10_000)
     expect(queue.locator("tr.tsl-head")).to_contain_text("heartbeat")
     rows = int(page.locator(".tsl-log-count").inner_text().split()[0])
     assert rows > 5000, rows  # the flood reached the page, coalesced
-    # the page keeps changing by itself: the heartbeat's rows keep reaching every panel
-    later = vk.stamps(page)
+    # the page keeps changing by itself: the heartbeat's next rows reach every panel. The
+    # moment compared is read now, after the flood, and the test waits for the page to pass
+    # it (a value read before the wait could already be the last one: the page may load
+    # after the flood has ended)
+    shown = max(vk.stamps(page).values())
     page.wait_for_function(
-        f"() => Object.values(({vk.STAMPS_JS})()).every(v => v > {max(later.values())})",
-        timeout=10_000,
+        f"() => Object.values(({vk.STAMPS_JS})()).every(v => v > {shown})", timeout=15_000
     )
-    assert max(later.values()) > first
     page.locator(".tsl-dashboard").screenshot(path=str(vk.ARTIFACTS / "dashboard-live.png"))
     vk.check_clean(page)
 
@@ -131,3 +132,59 @@ def test_static_export_opens_without_kernel(browser, tmp_path):
     expect(pg.locator("#tsl-static")).to_contain_text("t = 1.000 s")
     expect(pg.locator("#tsl-static img")).to_have_count(0)  # queue/log only: no images
     pg.context.close()
+
+
+#: JavaScript: each labelled field of the controls form by name (``tsl-when`` -> ``when``): where
+#: its input starts (px) and whether its label is cut.
+FIELDS_JS = """() => Object.fromEntries([...document.querySelectorAll('.tsl-controls .tsl-field')]
+  .map(f => {
+    const name = [...f.classList].find(c => c.startsWith('tsl-') && c !== 'tsl-field').slice(4);
+    const label = f.querySelector('.widget-label'), input = f.querySelector('input');
+    return [name, { left: Math.round(input.getBoundingClientRect().left),
+                    cut: label.scrollWidth > label.clientWidth }];
+  }))"""
+
+
+def test_projector_type_everywhere_and_the_toggle(page, server):
+    """``scale="projector"``: no text under 16 px (HTML and canvas), pictures a third larger;
+    the page's toggle brings the default back (no text under 12 px) and projector again."""
+    from playwright.sync_api import expect
+
+    vk.wait_voila_page(page, server.page_url("projector_dashboard.ipynb"), ".tsl-dashboard")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.tsl-dashboard .tsl-stamp').length >= 7"
+    )
+    canvas = page.locator(".tsl-tl")
+    expect(canvas).to_have_attribute("data-scale", "projector")
+    tree = page.locator("img.tsl-tree-image")
+    page.wait_for_function(
+        "() => document.querySelector('img.tsl-tree-image').naturalWidth === 960"
+    )
+    page.wait_for_function("() => +document.querySelector('.tsl-tl').dataset.fontmin >= 16")
+    assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 16]) == []
+    assert page.evaluate(vk.SCALED_IMAGES_JS, ".tsl-dashboard") == []
+    # the schedule form's inputs line up in two columns, every label whole
+    field = page.evaluate(FIELDS_JS)
+    assert {field[n]["left"] for n in ("rate", "when", "args", "takes", "cancel-id")} == {
+        field["when"]["left"]
+    }, field
+    assert field["label"]["left"] == field["period"]["left"] > field["when"]["left"], field
+    assert not [n for n, f in field.items() if f["cut"]], field
+    page.locator(".tsl-dashboard").screenshot(path=str(vk.ARTIFACTS / "dashboard-projector.png"))
+
+    page.locator(".tsl-projector-toggle").click()  # off: the default type
+    expect(canvas).to_have_attribute("data-scale", "default")
+    page.wait_for_function(
+        "() => document.querySelector('img.tsl-tree-image').naturalWidth === 720"
+    )
+    assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 12]) == []
+    assert float(canvas.get_attribute("data-fontmin")) >= 12
+    assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 16]) != []  # it did change
+    page.locator(".tsl-projector-toggle").click()  # and on again
+    expect(canvas).to_have_attribute("data-scale", "projector")
+    page.wait_for_function(
+        "() => document.querySelector('img.tsl-tree-image').naturalWidth === 960"
+    )
+    assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 16]) == []
+    assert tree.evaluate("e => e.naturalWidth") == 960
+    vk.check_clean(page)

@@ -3,8 +3,12 @@
 * :class:`VoilaServer` runs ``python -m voila <target>`` from the repository root, exactly as
   the README's command does, on 127.0.0.1 and a free port, in its own process group (Voila and
   its kernels), killed at teardown.
+* Voila renders with the project's ``tempsched`` template (Voila's "lab" template without its
+  two Font Awesome stylesheets from a CDN: ``tempsched_lab/widgets/voila_template``), so a
+  page makes no request beyond the server: :func:`check_clean` asserts that none was blocked.
 * Chromium is ``/usr/bin/chromium`` (never a downloaded browser) with every non-loopback
-  request aborted (no CDN, no telemetry).
+  request aborted (no CDN, no telemetry). The session prints the browser it uses (path and
+  version): :func:`browser_banner`.
 * The kernel behind a page is found through the page's ``kernelId`` and ``/proc``, so a test can
   watch its CPU time and threads: that is how "closing the page stops the scheduler" is checked
   from outside, with no hook in the notebook.
@@ -46,6 +50,7 @@ CHROME_ARGS = [
     "--disable-dev-shm-usage",
 ]
 NOT_LOOPBACK = re.compile(r"^(https?|wss?)://(?!127\.0\.0\.1[:/])")
+#: The data folder holding the ``tempsched`` Voila template (``voila/templates/tempsched``).
 #: Clock values users must never see: epoch seconds (``1796075052.89``) or ``1.796e+09``.
 EPOCH_LIKE = re.compile(r"(?<![\d.:])\d{9,}(?:\.\d+)?|\d\.\d+e\+0\d")
 
@@ -84,7 +89,7 @@ def free_port() -> int:
 
 
 class VoilaServer:
-    """``python -m voila <target> --no-browser`` from the repository root, like the README says.
+    """``tempsched-lab serve <target> --no-browser`` from the repository root, as the README says.
 
     ``target`` is a notebook (``notebooks/05_live_dashboard.ipynb``: the page is at ``/``) or a
     folder (pages at ``/voila/render/<name>``). The server's output goes to ``artifacts/<log>``.
@@ -102,9 +107,8 @@ class VoilaServer:
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [
-                sys.executable, "-m", "voila", target, "--no-browser",
-                "--Voila.ip=127.0.0.1", f"--port={self.port}",
-                "--VoilaConfiguration.show_tracebacks=True",
+                sys.executable, "-m", "tempsched_lab", "serve", target, "--no-browser",
+                f"--port={self.port}", "--VoilaConfiguration.show_tracebacks=True",
             ],
             cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: voila and its kernels
@@ -209,6 +213,24 @@ def launch_chromium(playwright: Any) -> Any:
         unavailable(f"Chromium did not start: {exc}")
 
 
+def browser_banner(browser: Any) -> str:
+    """The browser the tests drive: its real path and version (not Playwright's default path).
+
+    >>> browser_banner(type("B", (), {"version": "156.0"})())  # doctest: +ELLIPSIS
+    'browser tests use ... (Chromium 156.0), driven by Playwright ...'
+    """
+    import importlib.metadata
+
+    path = os.path.realpath(shutil.which(CHROMIUM) or CHROMIUM)
+    try:
+        playwright = importlib.metadata.version("playwright")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - checked by missing()
+        playwright = "?"
+    return (
+        f"browser tests use {path} (Chromium {browser.version}), driven by Playwright {playwright}"
+    )
+
+
 def new_page(browser: Any, width: int = 1280, height: int = 2400) -> Any:
     """A page in a fresh context, offline but for 127.0.0.1, recording errors and blocked URLs."""
     ctx = browser.new_context(viewport={"width": width, "height": height})
@@ -229,10 +251,9 @@ def new_page(browser: Any, width: int = 1280, height: int = 2400) -> Any:
 
 
 def check_clean(page: Any) -> None:
-    """No page errors; console errors only for the blocked CDN resources."""
-    errors = [e for e in page.errors if not e.startswith("Failed to load resource")]
-    assert not errors, errors
-    assert all(NOT_LOOPBACK.match(u) for u in page.blocked), page.blocked
+    """No page errors, no request beyond the Voila server (none blocked), no broken widget."""
+    assert not page.errors, page.errors
+    assert page.blocked == [], page.blocked
     assert page.get_by_text("Error displaying widget").count() == 0
 
 

@@ -34,6 +34,7 @@ tidy pandas DataFrame with one row per run::
                                    a parameter, the case mix
 :mod:`~.stats`                     tables: :func:`summarize` (bootstrap intervals),
                                    :func:`compare` (paired differences against a baseline)
+:mod:`~.tables`                    :func:`with_units`: a table shown with time units
 =================================  ==========================================================
 
 See ``docs/lab.md``.
@@ -47,6 +48,7 @@ from .experiment import Experiment, ExperimentError, Run
 from .metrics import METRICS, run_metrics
 from .simulate import Simulation, WorkloadFailure, simulate
 from .stats import compare, summarize
+from .tables import with_units
 from .workload import Workload, WorkloadError, read_workload
 from .workloads import bursts, cron_fleet, mix, periodic_fleet, poisson
 
@@ -80,6 +82,7 @@ __all__ = [
     "simulate",
     "summarize",
     "uniform",
+    "with_units",
 ]
 
 

@@ -102,7 +102,9 @@ def summarize(
                 "max": float(pd.Series(data).max()),
             }
         )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table.attrs["metric"] = metric  # with_units() shows a time measure's statistics with units
+    return table
 
 
 def compare(
@@ -155,4 +157,6 @@ def compare(
             }
         )
     columns = [between, *others, "pairs", "mean_diff", "ci_low", "ci_high", "lower_share"]
-    return pd.DataFrame(rows, columns=columns)
+    table = pd.DataFrame(rows, columns=columns)
+    table.attrs["metric"] = metric  # with_units() shows a time measure's differences with units
+    return table

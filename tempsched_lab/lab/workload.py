@@ -57,7 +57,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "cancel_at": ("float64", "when it is cancelled (s; NaN: never)"),
     "dup_of": ("Int64", "the request it duplicates (missing: none)"),
 }
-#: the first line of a workload CSV file starts with this (then the metadata as JSON)
+#: the first line of a workload CSV file of the first layout (then its metadata as JSON)
 CSV_MAGIC = "#tempsched-lab workload "
 #: key of the metadata in a workload Parquet file
 PARQUET_KEY = b"tempsched_lab_workload"
@@ -154,7 +154,9 @@ class Workload:
     def _repr_html_(self) -> str:
         import html
 
-        head = self.frame.head(10).to_html(index=False, max_cols=12)
+        from .tables import with_units
+
+        head = with_units(self.frame.head(10)).to_html(index=False, max_cols=12)
         params = ", ".join(f"{k}={v}" for k, v in self.params.items())
         return (
             f"<p><b>{html.escape(self.describe())}</b>"
@@ -180,18 +182,20 @@ class Workload:
         """Write the workload to ``path`` (``.csv``, or ``.parquet``/``.pq``); returns the path.
 
         The file is written whole or not at all. :func:`read_workload` gives back
-        an equal workload (:meth:`equals`). A CSV file is plain CSV after its
-        first line, which holds the metadata (``pandas.read_csv(path, skiprows=1)``
-        reads the table).
+        an equal workload (:meth:`equals`). A CSV file is plain CSV (a plain
+        ``pandas.read_csv(path)`` reads the table); its metadata (horizon, start,
+        seed, the generator's arguments) is written beside it, as the event log's
+        is: ``w.csv`` -> ``w.csv.meta.json``. Keep the two files together.
         """
         from ..logfiles.atomic import atomic_path
+        from ..logfiles.csvfile import metadata_path
 
         target = Path(path)
         kind = _format_of(target, fmt)
+        meta_text = json.dumps(self.metadata(), sort_keys=True, indent=1) + "\n"
         with atomic_path(target, what="the workload") as tmp:
             if kind == "csv":
                 with open(tmp, "w", encoding="utf-8", newline="") as fh:
-                    fh.write(CSV_MAGIC + json.dumps(self.metadata(), sort_keys=True) + "\n")
                     self.frame.to_csv(fh, index=False, lineterminator="\n")
             else:
                 import pyarrow as pa
@@ -199,8 +203,11 @@ class Workload:
 
                 table = pa.Table.from_pandas(self.frame, preserve_index=False)
                 meta = dict(table.schema.metadata or {})
-                meta[PARQUET_KEY] = json.dumps(self.metadata(), sort_keys=True).encode()
+                meta[PARQUET_KEY] = meta_text.encode()
                 pq.write_table(table.replace_schema_metadata(meta), tmp)
+        if kind == "csv":
+            with atomic_path(metadata_path(target), what="the workload's metadata") as tmp:
+                tmp.write_text(meta_text, encoding="utf-8")
         return target
 
 
@@ -225,23 +232,11 @@ def read_workload(path: str | os.PathLike[str], fmt: str | None = None) -> Workl
     >>> read_workload(path).equals(w)
     True
     """
-    import pandas as pd
 
     source = Path(path)
     kind = _format_of(source, fmt)
     if kind == "csv":
-        with open(source, encoding="utf-8", newline="") as fh:
-            first = fh.readline()
-            if not first.startswith(CSV_MAGIC):
-                raise WorkloadError(
-                    f"{str(source)!r}: not a workload file (its first line should start with "
-                    f"{CSV_MAGIC.strip()!r})"
-                )
-            meta = json.loads(first[len(CSV_MAGIC) :])
-            dtypes = {c: d for c, (d, _) in COLUMNS.items() if d != "float64"}
-            major = int(pd.__version__.split(".")[0])
-            options: dict[str, Any] = {} if major >= 3 else {"float_precision": "round_trip"}
-            frame = pd.read_csv(fh, dtype=dtypes, keep_default_na=False, na_values=[""], **options)
+        meta, frame = _read_csv(source)
     else:
         import pyarrow.parquet as pq
 
@@ -267,6 +262,50 @@ def read_workload(path: str | os.PathLike[str], fmt: str | None = None) -> Workl
         seed=meta["seed"],
         params=meta["params"],
     )
+
+
+def _read_csv(source: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    """The metadata and the table of a workload CSV file.
+
+    The metadata is in the file beside it (``w.csv.meta.json``); files written
+    before that layout hold it in their first line, and still read.
+    """
+    import pandas as pd
+
+    from ..logfiles.csvfile import metadata_path
+
+    dtypes = {c: d for c, (d, _) in COLUMNS.items() if d != "float64"}
+    major = int(pd.__version__.split(".")[0])
+    options: dict[str, Any] = {} if major >= 3 else {"float_precision": "round_trip"}
+    sidecar = metadata_path(source)
+    with open(source, encoding="utf-8", newline="") as fh:
+        first = fh.readline()
+        if first.startswith(CSV_MAGIC):  # the older layout: the metadata as the first line
+            meta = json.loads(first[len(CSV_MAGIC) :])
+        else:
+            if not sidecar.exists():
+                raise WorkloadError(
+                    f"{str(source)!r}: its metadata file {str(sidecar)!r} is missing (a "
+                    "workload saved as CSV keeps its horizon, start and seed there); for a "
+                    "table made by hand, build Workload(pandas.read_csv(path), horizon=...)"
+                )
+            try:
+                meta = json.loads(sidecar.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                raise WorkloadError(
+                    f"{str(sidecar)!r}: unreadable workload metadata: {exc}"
+                ) from exc
+            if not isinstance(meta, dict):
+                raise WorkloadError(f"{str(sidecar)!r}: not workload metadata")
+            fh.seek(0)
+        try:
+            frame = pd.read_csv(fh, dtype=dtypes, keep_default_na=False, na_values=[""], **options)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise WorkloadError(f"{str(source)!r}: not a workload table: {exc}") from exc
+    missing = [c for c in ("submit",) if c not in frame.columns]
+    if missing:
+        raise WorkloadError(f"{str(source)!r}: not a workload table (no column {missing[0]!r})")
+    return meta, frame
 
 
 # -- checking a table ---------------------------------------------------------------------

@@ -12,6 +12,7 @@ from matplotlib.text import Text
 
 from ..timescale import TimeScale
 from .colors import NEUTRAL
+from .style import FONT
 
 __all__ = [
     "FONT",
@@ -28,9 +29,8 @@ __all__ = [
     "time_axis",
 ]
 
-#: Font sizes in points. 8 pt is the smallest text any figure writes: 11 px at 100 dpi
-#: (matplotlib's default dpi), the floor the figure checks in the tests hold every plot to.
-FONT = {"small": 8.0, "body": 9.0, "label": 10.0, "title": 12.0}
+# Font sizes in points come from the type scale (plots.style): FONT answers for the scale in
+# force, so every figure here follows ``type_scale("projector")`` without knowing about it.
 
 #: gid of the text that says a plot aggregated or thinned what it shows.
 NOTE_GID = "note"
@@ -70,9 +70,11 @@ def new_figure(figsize: tuple[float, float] = (9.0, 5.0), **kwargs: object) -> L
 
 def axes_or_new(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
     """``ax`` itself, or the single Axes of a new :class:`LabFigure`."""
-    if ax is not None:
-        return ax
-    return new_figure(figsize).add_subplot()
+    if ax is None:
+        ax = new_figure(figsize).add_subplot()
+    # tick labels are made when the figure is drawn, maybe later: give them the scale's size now
+    ax.tick_params(labelsize=FONT["small"])
+    return ax
 
 
 def root_figure(ax: Axes) -> Figure:

@@ -38,8 +38,9 @@ __all__ = [
     "texts_outside",
 ]
 
-#: The smallest text height (font size in pixels) a figure may use at its own dpi.
-MIN_TEXT_PX = 11.0
+#: The smallest text height (font size in pixels) a figure may use at its own dpi: the
+#: default type scale's floor (plots.style: 9 pt, 12.5 px at 100 dpi), rounded down.
+MIN_TEXT_PX = 12.0
 #: Pixels two boxes may share before they count as overlapping (anti-aliased edges).
 _TOLERANCE_PX = 1.0
 #: What a raw clock value (epoch seconds, a wheel's absolute round or tick) reads like: 7 or

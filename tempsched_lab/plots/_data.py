@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..decision import Case
+from ..rowkinds import Kind
 from ..timescale import TimeScale, time_scale_of
 
 __all__ = ["LogArrays", "as_frame", "task_runs", "time_unit"]
@@ -100,8 +102,8 @@ class LogArrays:
             cols[name] = values if order is None else values[order]
         return cls(n, cols, time_scale_of(frame))
 
-    def kind_is(self, *kinds: str) -> np.ndarray:
-        """Boolean mask of the rows of these kinds."""
+    def kind_is(self, *kinds: Kind) -> np.ndarray:
+        """Boolean mask of the rows of these kinds (:class:`~tempsched_lab.rowkinds.Kind`)."""
         kind = self.cols["kind"]
         mask = kind == kinds[0]
         for k in kinds[1:]:
@@ -135,7 +137,7 @@ def format_duration(seconds: float, unit: str, scale: float) -> str:
 
 
 #: Rows that place a run in the queue: decisions of cases that store a task.
-_ADDS = (2.0, 3.0, 4.0, 6.0, 8.0)
+_ADDS = tuple(float(c) for c in Case if c.adds_task)
 
 #: Columns of :func:`task_runs`.
 RUN_COLUMNS = (
@@ -186,9 +188,9 @@ def task_runs(log: Any) -> pd.DataFrame:
     if a.n == 0:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in RUN_COLUMNS})
     # a ``missed`` row names the first skipped slot of a periodic task: not a run
-    has_task = np.isfinite(a["task_id"]) & np.isfinite(a["due"]) & ~a.kind_is("missed")
+    has_task = np.isfinite(a["task_id"]) & np.isfinite(a["due"]) & ~a.kind_is(Kind.MISSED)
     result = a["result"]
-    sched = has_task & a.kind_is("schedule") & ~np.isfinite(a["dup_of"])
+    sched = has_task & a.kind_is(Kind.SCHEDULE) & ~np.isfinite(a["dup_of"])
     sched &= np.isin(a["case"], _ADDS)
     parts = {
         "scheduled": _first_per_key(
@@ -201,20 +203,20 @@ def task_runs(log: Any) -> pd.DataFrame:
             label=a["label"],
             period=a["period"],
         ),
-        "dispatched": _first_per_key(a, has_task & a.kind_is("dispatch"), dispatched=a["t"]),
+        "dispatched": _first_per_key(a, has_task & a.kind_is(Kind.DISPATCH), dispatched=a["t"]),
         "started": _first_per_key(
-            a, has_task & a.kind_is("start"), started=a["t"], run_thread=a["thread"]
+            a, has_task & a.kind_is(Kind.START), started=a["t"], run_thread=a["thread"]
         ),
-        "finished": _first_per_key(a, has_task & a.kind_is("finish"), finished=a["t"]),
-        "failed": _first_per_key(a, has_task & a.kind_is("error"), failed=a["t"]),
+        "finished": _first_per_key(a, has_task & a.kind_is(Kind.FINISH), finished=a["t"]),
+        "failed": _first_per_key(a, has_task & a.kind_is(Kind.ERROR), failed=a["t"]),
         "event_set": _first_per_key(
-            a, has_task & a.kind_is("event_set"), event_set=a["t"], set_thread=a["thread"]
+            a, has_task & a.kind_is(Kind.EVENT_SET), event_set=a["t"], set_thread=a["thread"]
         ),
         "cancelled": _first_per_key(
-            a, has_task & a.kind_is("cancel") & (result == "cancelled"), cancelled=a["t"]
+            a, has_task & a.kind_is(Kind.CANCEL) & (result == "cancelled"), cancelled=a["t"]
         ),
         "dropped": _first_per_key(
-            a, has_task & a.kind_is("shutdown") & (result == "dropped"), dropped=a["t"]
+            a, has_task & a.kind_is(Kind.SHUTDOWN) & (result == "dropped"), dropped=a["t"]
         ),
     }
     # Rows other than the decision carry the label too (the decision may have fallen out).

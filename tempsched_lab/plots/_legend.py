@@ -44,7 +44,7 @@ def _header(title: str) -> Line2D:
 
 
 def add_legend(
-    ax: Axes, sections: Sequence[Section], *, fontsize: float = FONT["small"]
+    ax: Axes, sections: Sequence[Section], *, fontsize: float | None = None
 ) -> Legend | None:
     """Add the single legend of ``ax``, right of the plot area; ``None`` if nothing to show.
 
@@ -58,6 +58,8 @@ def add_legend(
     >>> legend.get_title().get_text(), [t.get_text() for t in legend.get_texts()]
     ('colour', ['ink'])
     """
+    if fontsize is None:
+        fontsize = FONT["small"]
     filled = [s for s in sections if s.handles]
     if not filled:
         return None

@@ -41,7 +41,7 @@ from ..scheduler import PastTimeError, Scheduler
 from ..timescale import time_scale_of
 from ._axes import root_figure
 from .depth import plot_queue_depth
-from .designs import plot_queue
+from .designs import picture_of, plot_queue, queue_designs
 from .examples import example_frame
 from .lateness import plot_lateness
 from .summary import plot_summary
@@ -50,8 +50,8 @@ from .tree import plot_decision_tree
 
 __all__ = ["DESIGNS", "FIGURES", "SAMPLES", "Loaded", "Sample"]
 
-#: The queue designs drawn, by figure name.
-DESIGNS = {"sorted dict": "sorteddict", "heap": "heap", "wheel": "wheel"}
+#: The queue designs drawn, by figure name (every design of the queue registry, in its order).
+DESIGNS = {picture_of(design).title: design for design in queue_designs()}
 #: Where the large virtual sample's clock starts when it stands for a real clock.
 EPOCH_START = 1_796_000_000.0
 
@@ -202,7 +202,7 @@ def _queue(design: str) -> Callable[[Loaded], Figure]:
     def draw(loaded: Loaded) -> Figure:
         scale = time_scale_of(loaded.frame)
         snapshot = loaded.snapshots[design]
-        if design == "wheel" and loaded.at is not None:
+        if picture_of(design).takes_now and loaded.at is not None:
             # a replayed wheel's cursor never moved: draw its hand at the snapshot's time
             return root_figure(plot_queue(snapshot, time_scale=scale, now=loaded.at))
         return root_figure(plot_queue(snapshot, time_scale=scale))

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from ..decision import Case
+from ..rowkinds import Kind
 
 __all__ = [
     "CASE_COLORS",
@@ -143,7 +144,12 @@ TURN_COLORS: tuple[str, str, str] = ("#222222", "#8C8C8C", "#FFFFFF")
 
 #: Log-table row backgrounds by row kind (widgets' log panel).
 KIND_FILL: Mapping[str, str] = MappingProxyType(
-    {"error": "#F9D5D3", "reject": "#FCE4C8", "cancel": "#E8E8E8", "shutdown": "#E8E8E8"}
+    {
+        Kind.ERROR: "#F9D5D3",
+        Kind.REJECT: "#FCE4C8",
+        Kind.CANCEL: "#E8E8E8",
+        Kind.SHUTDOWN: "#E8E8E8",
+    }
 )
 
 

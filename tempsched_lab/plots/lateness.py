@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
+from ..rowkinds import Kind
 from ..timescale import fmt_duration
 from ._axes import FONT, axes_or_new, set_title, show_message
 from ._data import LogArrays, time_unit
@@ -37,7 +38,7 @@ def lateness_values(frame: Any) -> dict[str, np.ndarray]:
     :func:`tempsched_lab.lateness_summary`.
     """
     a = frame if isinstance(frame, LogArrays) else LogArrays.of(frame)
-    start, dispatch = a.kind_is("start"), a.kind_is("dispatch")
+    start, dispatch = a.kind_is(Kind.START), a.kind_is(Kind.DISPATCH)
     values = {
         "total": a["lateness"][start],
         "scheduling": a["lateness"][dispatch],

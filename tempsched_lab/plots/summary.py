@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from matplotlib.figure import Figure
 
+from ..rowkinds import Kind
 from ._axes import count_of, new_figure
 from ._data import LogArrays, as_frame
 from .depth import plot_queue_depth
@@ -56,8 +57,8 @@ def plot_summary(
     plot_decision_tree(counts=frame, ax=fig.add_subplot(grid[2, 0]), fontsize=8.0)
     plot_lateness(a, ax=fig.add_subplot(grid[2, 1]))
     n_rows = a.n
-    n_errors = int(a.kind_is("error").sum())
-    n_decisions = int(a.kind_is("schedule", "reject").sum())
+    n_errors = int(a.kind_is(Kind.ERROR).sum())
+    n_decisions = int(a.kind_is(Kind.SCHEDULE, Kind.REJECT).sum())
     fig.suptitle(
         f"Scheduler log summary: {count_of(n_rows, 'row')}, {count_of(n_decisions, 'decision')}, "
         f"{count_of(n_errors, 'error')}",

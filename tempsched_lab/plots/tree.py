@@ -38,6 +38,7 @@ class _Sizes:
     explain_chars: int
     count_gap: float  # room under a leaf for its count, in level spacings
     line: float  # one line of text, in level spacings
+    count_words: bool  # "n = 12" under a leaf (False: too narrow, the number alone)
 
 
 def _wrap(text: str, chars: int) -> list[str]:
@@ -63,6 +64,8 @@ def _sizes(ax: Axes, fontsize: float, levels: int, leaves: int, extra_rows: floa
     def height(lines: int) -> float:
         return min(_MAX_HEIGHT, (lines * line + 7.0) / unit_y)
 
+    # "n = 1,234" under each leaf while it fits between two leaves, else the number alone
+    count_words = unit_x > 0.64 * (fontsize + 0.5) * (len("n = 99,999") + 1)
     q_chars = max(8, int(_Q_WIDTH * unit_x / char) - 1)
     leaf_chars = max(7, int(_LEAF_WIDTH * unit_x / char) - 1)
     q_lines = max(len(_wrap(q.text, q_chars)) for q in TREE)
@@ -78,6 +81,7 @@ def _sizes(ax: Axes, fontsize: float, levels: int, leaves: int, extra_rows: floa
         explain_chars=max(40, int(width_pt * 0.9 / char)),
         count_gap=(line + 4.0) / unit_y,
         line=line / unit_y,
+        count_words=count_words,
     )
 
 
@@ -158,7 +162,7 @@ def plot_decision_tree(
     *,
     counts: Any = None,
     ax: Axes | None = None,
-    fontsize: float = FONT["body"],
+    fontsize: float | None = None,
     explain: bool = True,
 ) -> Axes:
     """Draw the decision tree every ``schedule()`` request walks, cases 1-8 as leaves.
@@ -177,7 +181,10 @@ def plot_decision_tree(
             :func:`~tempsched_lab.case_counts`), the output of ``case_counts``,
             or a mapping ``{case: count}``.
         ax: draw into this Axes; by default a new Figure is made.
-        fontsize: size of the box texts (at least 8 pt, the smallest any figure writes).
+        fontsize: size of the box texts in points (default: the type scale's body
+            size, see :mod:`tempsched_lab.plots.style`); a size under the scale's
+            smallest (``FONT["small"]``: 12 px by default, 16 px in projector type)
+            is raised to it, so the tree stays readable wherever it is drawn.
         explain: write the explanation under the tree: a Decision's own (what
             happened this time), else the case's teaching text.
 
@@ -192,34 +199,83 @@ def plot_decision_tree(
     >>> ax.get_title()
     'Decision tree: case 3 (earlier than head) highlighted; counts from 2 decisions'
     """
-    if not isinstance(fontsize, (int, float)) or isinstance(fontsize, bool) or fontsize < 8:
-        raise ValueError(f"fontsize={fontsize!r}: expected a size of at least 8 pt")
+    fontsize = _font_size(fontsize)
     case = _case_of(decision_or_case)
     count_map = _counts_of(counts)
     ax = axes_or_new(ax, (10.0, 7.6))
     positions, edges = tree_layout()
+    size, fontsize = _fit(ax, fontsize, positions, explained=case is not None and explain)
+    path = _Path.of(case)
+    _draw_edges(ax, edges, positions, size, path, fontsize)
+    _draw_nodes(ax, positions, size, path, fontsize, count_map)
+    bottom = _bottom(positions, size, count_map)
+    if case is not None and explain:
+        bottom = _draw_explanation(
+            ax, decision_or_case, case, positions, size, path, fontsize, bottom
+        )
+    _frame(ax, positions, size, bottom)
+    _title(ax, case, count_map, size)
+    return ax
+
+
+def _font_size(fontsize: float | None) -> float:
+    """The box texts' size: the type scale's body size by default, never under its floor."""
+    if fontsize is None:
+        fontsize = FONT["body"]
+    if not isinstance(fontsize, (int, float)) or isinstance(fontsize, bool) or fontsize <= 0:
+        raise ValueError(f"fontsize={fontsize!r}: expected a size in points")
+    return max(float(fontsize), FONT["small"])
+
+
+def _fit(
+    ax: Axes, fontsize: float, positions: dict[Node, tuple[float, float]], *, explained: bool
+) -> tuple[_Sizes, float]:
+    """Box sizes and wrapping for ``ax``; the floor size when only it lets leaves keep names."""
     levels = 1 - int(min(y for _, y in positions.values()))
     leaves = sum(1 for kind, _ in positions if kind == "case")
-    extra = 0.35 + (1.0 if case is not None and explain else 0.0)
+    extra = 0.35 + (1.0 if explained else 0.0)
     size = _sizes(ax, fontsize, levels, leaves, extra)
-    if not size.leaf_chars and fontsize > 8.0:  # names fit at 8 pt? better than numbers only
-        smaller = _sizes(ax, 8.0, levels, leaves, extra)
+    floor = FONT["small"]
+    if not size.leaf_chars and fontsize > floor:  # names fit at the floor? better than numbers
+        smaller = _sizes(ax, floor, levels, leaves, extra)
         if smaller.leaf_chars:
-            size, fontsize = smaller, 8.0
-    path_nodes: set[Node] = set()
-    path_edges: set[tuple[str, bool]] = set()
-    if case is not None:
-        path_edges = set(case.path)
-        path_nodes = {("question", key) for key, _ in case.path} | {("case", case)}
-    accent = case_color(case) if case is not None else NEUTRAL["line"]
+            return smaller, floor
+    return size, fontsize
+
+
+@dataclass(frozen=True)
+class _Path:
+    """The highlighted path: its case, its boxes and edges, its colour."""
+
+    case: Case | None
+    nodes: frozenset[Node]
+    edges: frozenset[tuple[str, bool]]
+    accent: str
+
+    @classmethod
+    def of(cls, case: Case | None) -> _Path:
+        if case is None:
+            return cls(None, frozenset(), frozenset(), NEUTRAL["line"])
+        nodes = {("question", key) for key, _ in case.path} | {("case", case)}
+        return cls(case, frozenset(nodes), frozenset(case.path), case_color(case))
+
+
+def _draw_edges(
+    ax: Axes,
+    edges: list[tuple[Node, Node, bool]],
+    positions: dict[Node, tuple[float, float]],
+    size: _Sizes,
+    path: _Path,
+    fontsize: float,
+) -> None:
+    """An arrow from each question to its answers, labelled yes/no; the path's "cased"."""
+    floor = FONT["small"]
     # the path is a "cased" line: the case's colour inside an ink casing, visible on white
     # even for case 7's yellow
     casing = [Stroke(linewidth=7.5, foreground=NEUTRAL["ink"]), Normal()]
-
-    # -- edges ---------------------------------------------------------------------
     for parent, child, answer in edges:
         (x0, y0), (x1, y1) = positions[parent], positions[child]
-        on_path = (parent[1], answer) in path_edges
+        on_path = (parent[1], answer) in path.edges
         top = size.leaf_height / 2 if child[0] == "case" else size.q_height / 2
         start, end = (x0, y0 - size.q_height / 2), (x1, y1 + top)
         arrow = ax.annotate(
@@ -228,7 +284,7 @@ def plot_decision_tree(
             xytext=start,
             arrowprops={
                 "arrowstyle": "-|>",
-                "color": accent if on_path else NEUTRAL["unknown"],
+                "color": path.accent if on_path else NEUTRAL["unknown"],
                 "lw": 4.0 if on_path else 1.2,
                 "shrinkA": 0,
                 "shrinkB": 1,
@@ -246,37 +302,49 @@ def plot_decision_tree(
             "yes" if answer else "no",
             ha="center",
             va="center",
-            fontsize=max(8.0, fontsize - 1.0),
+            fontsize=max(floor, fontsize - 1.0),
             color=NEUTRAL["ink"],
             fontweight="bold" if on_path else "normal",
             zorder=4,
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"},
         )
 
-    # -- boxes ---------------------------------------------------------------------
+
+def _box_style(node: Node, size: _Sizes, path: _Path) -> tuple[float, float, str, str, float, str]:
+    """``(width, height, face, edge, line width, text colour)`` of a box, on the path or not."""
+    on_path = node in path.nodes
+    if node[0] == "question":
+        if on_path:
+            edge = case_edge(path.case) if path.case is not None else path.accent
+            return _Q_WIDTH, size.q_height, "white", edge, 3.0, NEUTRAL["ink"]
+        return _Q_WIDTH, size.q_height, "#F4F4F4", NEUTRAL["line"], 1.0, NEUTRAL["ink"]
+    color = case_color(node[1])
+    if on_path:
+        return _LEAF_WIDTH, size.leaf_height, color, NEUTRAL["ink"], 3.5, text_color_on(color)
+    # a leaf not on the path: pale fill, thin mid-tone edge (case 8's black included), so
+    # that only the highlighted leaf has a full colour and a thick ink outline
+    return _LEAF_WIDTH, size.leaf_height, tint(color, 0.75), tint(color, 0.35), 1.2, NEUTRAL["ink"]
+
+
+def _draw_nodes(
+    ax: Axes,
+    positions: dict[Node, tuple[float, float]],
+    size: _Sizes,
+    path: _Path,
+    fontsize: float,
+    count_map: dict[int, int] | None,
+) -> None:
+    """Every box with its text: the questions, the leaves (cases), and each leaf's count."""
     questions = {q.key: q for q in TREE}
     for node, (x, y) in positions.items():
-        on_path = node in path_nodes
+        on_path = node in path.nodes
+        w, h, face, edge, lw, text_color = _box_style(node, size, path)
         if node[0] == "question":
-            w, h = _Q_WIDTH, size.q_height
-            face, edge, lw, text_color = "#F4F4F4", NEUTRAL["line"], 1.0, NEUTRAL["ink"]
-            if on_path:
-                face, edge, lw = "white", case_edge(case) if case is not None else accent, 3.0
             text = "\n".join(_wrap(questions[node[1]].text, size.q_chars))
             gid = f"question:{node[1]}"
         else:
-            c: Case = node[1]
-            w, h = _LEAF_WIDTH, size.leaf_height
-            color = case_color(c)
-            # a leaf not on the path: pale fill, thin mid-tone edge (case 8's black included),
-            # so that only the highlighted leaf has a full colour and a thick ink outline
-            face, edge, lw = tint(color, 0.75), tint(color, 0.35), 1.2
-            text_color = NEUTRAL["ink"]
-            if on_path:
-                face, edge, lw = color, NEUTRAL["ink"], 3.5
-                text_color = text_color_on(color)
-            text = leaf_text(c, size.leaf_chars)
-            gid = f"case:{int(c)}"
+            text = leaf_text(node[1], size.leaf_chars)
+            gid = f"case:{int(node[1])}"
         patch = FancyBboxPatch(
             (x - w / 2, y - h / 2),
             w,
@@ -304,50 +372,86 @@ def plot_decision_tree(
             linespacing=1.1,
         )
         if node[0] == "case" and count_map is not None:
-            n = count_map.get(int(node[1]), 0)
-            ax.text(
-                x,
-                y - h / 2 - 0.07,
-                f"n = {n:,}",
-                ha="center",
-                va="top",
-                fontsize=fontsize + 0.5,
-                fontweight="bold",
-                color=NEUTRAL["ink"] if n else NEUTRAL["unknown"],
-                zorder=6,
-                gid=f"count:{int(node[1])}",
+            _draw_count(
+                ax, x, y - h / 2, count_map.get(int(node[1]), 0), int(node[1]), size, fontsize
             )
 
-    # -- frame, title, explanation ---------------------------------------------------
+
+def _draw_count(
+    ax: Axes, x: float, y: float, n: int, case: int, size: _Sizes, fontsize: float
+) -> None:
+    """``n = 12`` under a leaf whose bottom edge is at ``y`` (grey when none)."""
+    ax.text(
+        x,
+        y - 0.07,
+        f"n = {n:,}" if size.count_words else f"{n:,}",
+        ha="center",
+        va="top",
+        fontsize=fontsize + 0.5,
+        fontweight="bold",
+        color=NEUTRAL["ink"] if n else NEUTRAL["unknown"],
+        zorder=6,
+        gid=f"count:{case}",
+    )
+
+
+def _bottom(
+    positions: dict[Node, tuple[float, float]], size: _Sizes, count_map: dict[int, int] | None
+) -> float:
+    """The lowest point the leaves (and their counts) reach."""
+    ys = [p[1] for p in positions.values()]
+    return min(ys) - size.leaf_height / 2 - (size.count_gap + 0.05 if count_map else 0.1)
+
+
+def _draw_explanation(
+    ax: Axes,
+    decision_or_case: Any,
+    case: Case,
+    positions: dict[Node, tuple[float, float]],
+    size: _Sizes,
+    path: _Path,
+    fontsize: float,
+    bottom: float,
+) -> float:
+    """The decision explained in words under the tree; returns the new bottom."""
+    xs = [p[0] for p in positions.values()]
+    # a Decision tells what happened this time (the task it matched, whether a worker woke)
+    told = getattr(decision_or_case, "explanation", None)
+    text = told if isinstance(told, str) else case.explanation
+    words = f"Case {int(case)}, {case.short}: {text}"
+    lines = _wrap(words, size.explain_chars)
+    ax.text(
+        (min(xs) + max(xs)) / 2,
+        bottom - 0.15,
+        "\n".join(lines),
+        ha="center",
+        va="top",
+        fontsize=fontsize + 0.5,
+        color=NEUTRAL["ink"],
+        gid="explanation",
+        bbox={
+            "boxstyle": "round,pad=0.4",
+            "fc": tint(path.accent, 0.85),
+            "ec": case_edge(case),
+            "lw": 1.5,
+        },
+    )
+    return bottom - 0.3 - (len(lines) + 1.2) * size.line * (fontsize + 0.5) / fontsize
+
+
+def _frame(
+    ax: Axes, positions: dict[Node, tuple[float, float]], size: _Sizes, bottom: float
+) -> None:
+    """The limits that hold every box (and the explanation), no axes drawn."""
     xs = [p[0] for p in positions.values()]
     ys = [p[1] for p in positions.values()]
-    bottom = min(ys) - size.leaf_height / 2 - (size.count_gap + 0.05 if count_map else 0.1)
-    if case is not None and explain:
-        # a Decision tells what happened this time (the task it matched, whether a worker woke)
-        told = getattr(decision_or_case, "explanation", None)
-        text = told if isinstance(told, str) else case.explanation
-        words = f"Case {int(case)}, {case.short}: {text}"
-        lines = _wrap(words, size.explain_chars)
-        ax.text(
-            (min(xs) + max(xs)) / 2,
-            bottom - 0.15,
-            "\n".join(lines),
-            ha="center",
-            va="top",
-            fontsize=fontsize + 0.5,
-            color=NEUTRAL["ink"],
-            gid="explanation",
-            bbox={
-                "boxstyle": "round,pad=0.4",
-                "fc": tint(accent, 0.85),
-                "ec": case_edge(case),
-                "lw": 1.5,
-            },
-        )
-        bottom -= 0.3 + (len(lines) + 1.2) * size.line * (fontsize + 0.5) / fontsize
     ax.set_xlim(min(xs) - _Q_WIDTH / 2 - 0.1, max(xs) + _LEAF_WIDTH / 2 + 0.1)
     ax.set_ylim(bottom, max(ys) + size.q_height / 2 + 0.1)
     ax.set_axis_off()
+
+
+def _title(ax: Axes, case: Case | None, count_map: dict[int, int] | None, size: _Sizes) -> None:
+    """The title says what is highlighted and counted; leaves with numbers only get a legend."""
     title = "Decision tree of schedule()"
     parts = []
     if case is not None:
@@ -361,4 +465,3 @@ def plot_decision_tree(
     if not size.leaf_chars:  # leaves show numbers only: name the cases beside the tree
         patches = [Patch(color=case_color(c), label=case_label(c)) for c in Case]
         add_legend(ax, [Section("cases", patches)])
-    return ax

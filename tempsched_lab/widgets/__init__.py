@@ -20,7 +20,8 @@ itself in a notebook), and recomputes its display in ``panel.refresh()``:
   see it decided (``Dashboard(..., teaching=True)``).
 * :class:`SideBySide`: one scenario on two queue designs (or executors), stepped together.
 
-:class:`Dashboard` composes them for one scheduler and keeps them live with a
+:class:`Dashboard` composes them (every panel registered with
+:func:`register_panel`, laid out from the registry) for one scheduler and keeps them live with a
 single :class:`Refresher` thread: each round renders every panel from one
 moment of the scheduler (a :class:`Scene`), at most ~10 rounds per second, with
 a full resync every few seconds; a :class:`PageWatch` notices when no browser
@@ -43,6 +44,7 @@ from .figures import DecisionTreePanel, TimelinePanel
 from .history import HistoryPanel
 from .logview import LogPanel, describe_row, log_table_html
 from .pagewatch import PageWatch, in_voila
+from .panels import PanelSpec, register_panel, unregister_panel
 from .queue import QueuePanel, queue_table_html
 from .refresher import Refresher, active_refresher
 from .scene import LogSource, Scene, last_decision
@@ -62,6 +64,7 @@ __all__ = [
     "LogSource",
     "PageWatch",
     "Panel",
+    "PanelSpec",
     "Part",
     "PredictPanel",
     "QueueChange",
@@ -84,5 +87,7 @@ __all__ = [
     "queue_change",
     "queue_strip_html",
     "queue_table_html",
+    "register_panel",
     "static_html",
+    "unregister_panel",
 ]

@@ -33,7 +33,9 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from ..plots import case_color as plots_case_color
+from ..plots.style import rc_params, type_scale
 from ..timescale import fmt_duration
+from ._style import MIN_PX, ZOOM, check_scale, show_scale, type_css
 from .scene import LogSource, Scene
 
 if TYPE_CHECKING:
@@ -50,8 +52,9 @@ __all__ = [
     "stamp",
 ]
 
-#: The smallest text, in CSS pixels, anywhere in the dashboard (tables and pictures).
-MIN_TEXT_PX = 11.0
+#: The smallest text, in CSS pixels, anywhere in the dashboard (tables and pictures) in the
+#: default type scale; 16 px in projector type (``_style.MIN_PX``).
+MIN_TEXT_PX = 12.0
 #: Pictures are rendered at this many dots per inch and shown at their natural size.
 DPI = 100
 
@@ -107,14 +110,18 @@ def stamp(scene: Scene, panel: str) -> str:
     """An invisible marker of the moment a panel's HTML was rendered from.
 
     Every panel's main text carries one, so a test (or a curious user with the
-    browser's inspector) can check that all panels show the same moment.
+    browser's inspector) can check that all panels show the same moment: the
+    log's row count (``data-seq``) and the clock (``data-t``, seconds since
+    the clock's origin: comparable between the sides of a side by side).
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> stamp(LogSource(Scheduler(VirtualClock())).scene(), "log")
-    "<span class='tsl-stamp' data-panel='log' data-seq='0' hidden></span>"
+    "<span class='tsl-stamp' data-panel='log' data-seq='0' data-t='0.000000' hidden></span>"
     """
+    t = scene.scale.rel(scene.now)
     return (
-        f"<span class='tsl-stamp' data-panel='{esc(panel)}' data-seq='{scene.seq}' hidden></span>"
+        f"<span class='tsl-stamp' data-panel='{esc(panel)}' data-seq='{scene.seq}' "
+        f"data-t='{t:.6f}' hidden></span>"
     )
 
 
@@ -157,6 +164,18 @@ class Stage:
     def later(self, call: Callable[[], Any]) -> None:
         """Remember ``call`` (it sends a message): :meth:`apply` makes it before the writes."""
         self.calls.append(call)
+
+    def absorb(self, other: Stage) -> None:
+        """Take ``other``'s staged calls and writes: they are applied with this stage's."""
+        self.calls.extend(other.calls)
+        for widget, traits in other.writes.values():
+            self.put(widget, traits)
+        other.calls, other.writes = [], {}
+
+    @staticmethod
+    def current() -> Stage | None:
+        """The stage collecting this thread's writes, if any."""
+        return getattr(_STAGING, "stage", None)
 
     def apply(self) -> int:
         """Make the staged calls, then write every staged trait (one message per widget).
@@ -246,9 +265,13 @@ class Panel:
     #: The panel's top widget (set by each subclass's constructor).
     widget: W.Box
 
-    def __init__(self, scheduler: Scheduler, *, source: LogSource | None = None) -> None:
+    def __init__(
+        self, scheduler: Scheduler, *, source: LogSource | None = None, scale: str = "default"
+    ) -> None:
         self.scheduler = scheduler
         self.source = source if source is not None else LogSource(scheduler)
+        #: the type scale: "default" (text of 12 px and more) or "projector" (16 px and more)
+        self.type_scale = check_scale(scale)
         self._lock = threading.RLock()
         self._owned: list[W.Widget] = []
         self._renderers: list[FigureRenderer] = []
@@ -266,12 +289,13 @@ class Panel:
         return widget
 
     def _renderer(self, figsize: tuple[float, float], dpi: int = DPI) -> FigureRenderer:
-        renderer = FigureRenderer(figsize, dpi)
+        renderer = FigureRenderer(figsize, dpi, scale=self.type_scale)
         self._renderers.append(renderer)
         return renderer
 
     def _title(self, text: str) -> W.HTML:
-        title = W.HTML(f"<b style='font-size:14px'>{esc(text)}</b>")
+        # the type scale's style sheet travels with every panel (a panel may be shown alone)
+        title = W.HTML(f"{type_css()}<b style='font-size:14px'>{esc(text)}</b>")
         return self._own(title, "tsl-title")
 
     def _box(self, children: list[W.Widget], title: str) -> W.VBox:
@@ -279,7 +303,31 @@ class Panel:
             [self._title(title), *children],
             layout=W.Layout(margin="0 8px 8px 0", min_width="0", overflow="hidden"),
         )
+        show_scale(box, self.type_scale)
         return self._own(box, "tsl-panel", f"tsl-{self.name}")
+
+    # -- the type scale ----------------------------------------------------------------
+    def set_scale(self, scale: str) -> None:
+        """Switch the panel's type scale (``"default"`` or ``"projector"``); redrawn next round.
+
+        Pictures are drawn a third larger in projector type, with the figures'
+        type scale (:mod:`tempsched_lab.plots.style`); the HTML follows the
+        ``tsl-projector`` class of the panel's box.
+        """
+        scale = check_scale(scale)
+        with self._lock:
+            if self.closed or scale == self.type_scale:
+                return
+            self.type_scale = scale
+            for renderer in self._renderers:
+                renderer.set_scale(scale)
+            box = getattr(self, "widget", None)
+            if box is not None:
+                show_scale(box, scale)
+            self._scale_changed(scale)
+
+    def _scale_changed(self, scale: str) -> None:
+        """A subclass's widgets that follow the scale by other means (the timeline's canvas)."""
 
     # -- writing -----------------------------------------------------------------------
     @staticmethod
@@ -299,6 +347,33 @@ class Panel:
             stage.later(call)
         else:
             call()
+
+    @staticmethod
+    @contextmanager
+    def one_frame() -> Iterator[None]:
+        """Writes made in the block reach the page together (staged, then applied at its end).
+
+        Inside a refresher round the round's own stage collects them already;
+        outside one (a button's callback) the block gets a stage of its own, so
+        a slow picture never lands after the texts drawn beside it.
+        """
+        if getattr(_STAGING, "stage", None) is not None:
+            yield
+            return
+        stage = Stage()
+        with stage.collect():
+            yield
+        stage.apply()
+
+    def mark_row(self, widget: W.Widget, row: int | None) -> None:
+        """Say which log row a picture shows, as its class ``tsl-row-<seq>`` (staged like a write).
+
+        The page (and a test) can then check that a picture and the texts beside
+        it show the same row. (A class, not a tooltip: this Voila's widget manager
+        cannot render an image that has one.)
+        """
+        kept = tuple(c for c in widget._dom_classes if not c.startswith("tsl-row-"))
+        self.put(widget, _dom_classes=kept if row is None else (*kept, f"tsl-row-{row}"))
 
     def show_png(self, image: W.Image, png: bytes) -> None:
         """Put PNG bytes in ``image``, shown at exactly their pixel size (never scaled)."""
@@ -422,11 +497,23 @@ class FigureRenderer:
     """
 
     def __init__(
-        self, figsize: tuple[float, float], dpi: int = DPI, *, min_text_px: float = MIN_TEXT_PX
+        self,
+        figsize: tuple[float, float],
+        dpi: int = DPI,
+        *,
+        min_text_px: float | None = None,
+        scale: str = "default",
     ) -> None:
-        self.figure: Figure | None = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+        self.scale = check_scale(scale)
+        #: dots per inch at the default type scale; projector type draws the same picture
+        #: ``ZOOM`` times denser: every text and mark a third larger, the layout unchanged
+        self.base_dpi = float(dpi)
+        self.figure: Figure | None = Figure(
+            figsize=figsize, dpi=self.base_dpi * ZOOM[self.scale], layout="constrained"
+        )
         self.canvas: Any = FigureCanvasAgg(self.figure)  # Any: the Agg canvas has no type hints
-        self.min_text_px = min_text_px
+        self._fixed_min = min_text_px
+        self.min_text_px = float(min_text_px if min_text_px is not None else MIN_PX[self.scale])
         #: pictures rendered, and how many of them redrew only their changing texts
         self.renders = 0
         self.text_redraws = 0
@@ -441,6 +528,15 @@ class FigureRenderer:
         """Change the picture's size in inches (the next render uses it)."""
         if self.figure is not None and tuple(self.figure.get_size_inches()) != tuple(figsize):
             self.figure.set_size_inches(figsize, forward=False)
+
+    def set_scale(self, scale: str) -> None:
+        """Draw for type scale ``scale`` from the next render on (projector: a third denser)."""
+        self.scale = check_scale(scale)
+        if self._fixed_min is None:
+            self.min_text_px = float(MIN_PX[self.scale])
+        self._reuse, self._scratch = None, None
+        if self.figure is not None:
+            self.figure.set_dpi(self.base_dpi * ZOOM[self.scale])
 
     def render(
         self,
@@ -469,13 +565,14 @@ class FigureRenderer:
                 self.text_redraws += 1
                 return png
         fig.clear()
-        draw(fig.add_subplot())
-        self.raised = raise_small_text(fig, self.min_text_px)
-        changing = texts(fig) if texts is not None and reuse is not None else {}
-        for text in changing.values():
-            text.set_animated(True)  # left out of the background
-        canvas = self.canvas
-        canvas.draw()
+        with self._typeset():
+            draw(fig.add_subplot())
+            self.raised = raise_small_text(fig, self.min_text_px)
+            changing = texts(fig) if texts is not None and reuse is not None else {}
+            for text in changing.values():
+                text.set_animated(True)  # left out of the background
+            canvas = self.canvas
+            canvas.draw()
         if changing:
             self._background = canvas.copy_from_bbox(fig.bbox)
             for text in changing.values():
@@ -492,9 +589,13 @@ class FigureRenderer:
         if self._scratch is None:  # laid out like the figure, so plots measure the same Axes
             width, height = (float(x) for x in fig.get_size_inches())
             self._scratch = Figure(figsize=(width, height), dpi=fig.dpi, layout="constrained")
+        elif self._scratch.dpi != fig.dpi:
+            self._scratch.set_dpi(fig.dpi)
         scratch = self._scratch
         scratch.clear()
-        draw(scratch.add_subplot())
+        with self._typeset():
+            draw(scratch.add_subplot())
+            raise_small_text(scratch, self.min_text_px)
         new = texts(scratch)
         if new.keys() != self._texts.keys() or any(
             new[name].get_text().count("\n") != text.get_text().count("\n")
@@ -505,10 +606,25 @@ class FigureRenderer:
         for name, text in self._texts.items():
             source = new[name]
             text.set_text(source.get_text())
+            text.set_fontsize(source.get_fontsize())
             text.set_color(source.get_color())
             text.set_fontweight(source.get_fontweight())
             fig.draw_artist(text)
         return self._png()
+
+    @contextmanager
+    def _typeset(self) -> Iterator[None]:
+        """Draw with the plots' default type (points): a denser picture makes it larger in px.
+
+        A picture laid out in the default type and drawn ``ZOOM`` times denser
+        keeps its layout exactly (nothing overlaps or is cut that was not), so
+        projector pictures change only in size.
+        """
+        import matplotlib
+
+        params: Any = rc_params("default")  # matplotlib types its keys as literals
+        with type_scale("default"), matplotlib.rc_context(params):
+            yield
 
     def _png(self) -> bytes:
         from PIL import Image  # matplotlib's own PNG writer uses Pillow as well

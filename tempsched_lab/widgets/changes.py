@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..plots.colors import ENTRY_FILL, HEAD_EDGE, HEAD_FILL, NEUTRAL, case_edge
+from ..rowkinds import Kind
 from ._base import esc
 
 if TYPE_CHECKING:
@@ -34,6 +35,14 @@ __all__ = ["QueueChange", "queue_change", "queue_strip_html"]
 
 def _ids(state: QueueState) -> list[int]:
     return [i for _, ids in state.points for i in ids]
+
+
+#: How a task leaves the queue, by the row kind that takes it out.
+_LEAVING: dict[str, str] = {
+    Kind.DISPATCH: "is handed to its executor",
+    Kind.CANCEL: "is cancelled",
+    Kind.SHUTDOWN: "is dropped",
+}
 
 
 @dataclass(frozen=True)
@@ -69,11 +78,7 @@ class QueueChange:
                 "the old head (" + ", ".join(f"#{i}" for i in self.old_head) + ") moves back"
             )
         if self.leaving:
-            why = {
-                "dispatch": "is handed to its executor",
-                "cancel": "is cancelled",
-                "shutdown": "is dropped",
-            }.get(self.kind, "leaves the queue")
+            why = _LEAVING.get(self.kind, "leaves the queue")
             group = ", ".join(f"#{i}" for i in self.leaving)
             what = "the due group" if len(self.leaving) > 1 else "task"
             if len(self.leaving) > 1:
@@ -117,7 +122,7 @@ def _missing(value: Any) -> bool:
 
 
 def _chip(task: int, label: str, style: str, cls: str, tag: str = "") -> str:
-    extra = f" <i style='font-size:11px'>{esc(tag)}</i>" if tag else ""
+    extra = f" <i style='font-size:12px'>{esc(tag)}</i>" if tag else ""
     return (
         f"<span class='tsl-chip {cls}' data-task='{task}' style='display:inline-block;"
         f"margin:2px;padding:1px 5px;border-radius:3px;background:white;font-size:12px;{style}'>"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import io
 import math
+import tokenize
 import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
@@ -16,12 +18,16 @@ from ..scheduler import PastTimeError, SchedulerClosedError
 from ..task import CancelResult
 from ..timescale import TimeScale
 from ._base import Panel, Part, esc, fmt_countdown, stamp
+from ._style import FIELD_CLASS
+from .panels import register_panel
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
     from .scene import LogSource, Scene
 
 __all__ = [
+    "MAX_ARGS_CHARS",
+    "MAX_ARGS_DEPTH",
     "ControlsPanel",
     "cancel_text",
     "decision_text",
@@ -72,22 +78,78 @@ def virtual_work(clock: VirtualClock, seconds: float) -> Callable[..., str]:
     return work
 
 
+#: The longest text the args box takes (a literal longer than this is a mistake, not a lesson).
+MAX_ARGS_CHARS = 1000
+#: The deepest nesting of brackets and signs (``[[1]]``, ``--1``) the args box takes.
+MAX_ARGS_DEPTH = 20
+
+
 def parse_args(text: str) -> tuple[Any, ...]:
     """Positional arguments typed in the form: Python literals separated by commas.
 
-    Text that is not a literal is taken as one string argument.
+    Text that is not a literal is taken as one string argument. Text longer
+    than :data:`MAX_ARGS_CHARS` or nested deeper than :data:`MAX_ARGS_DEPTH`
+    (brackets, or signs such as ``---1``) raises ``ValueError`` naming the
+    argument: it is measured by a flat scan of the tokens before anything
+    recursive parses it, so no input can exhaust the stack or the memory.
 
     >>> parse_args(""), parse_args("1, 'a'"), parse_args("hello")
     ((), (1, 'a'), ('hello',))
+    >>> parse_args("-" * 5000 + "1")
+    Traceback (most recent call last):
+    ...
+    ValueError: args: 5001 characters; at most 1000
     """
+    if not isinstance(text, str):
+        raise TypeError(f"args={text!r}: expected text")
     text = text.strip()
     if not text:
         return ()
+    if len(text) > MAX_ARGS_CHARS:
+        raise ValueError(f"args: {len(text)} characters; at most {MAX_ARGS_CHARS}")
+    depth = _nesting(text)
+    if depth > MAX_ARGS_DEPTH:
+        raise ValueError(f"args: nested {depth} deep (brackets or signs); at most {MAX_ARGS_DEPTH}")
     try:
         value = ast.literal_eval(f"({text},)")
     except (ValueError, SyntaxError):
         return (text,)
     return tuple(value)
+
+
+def _nesting(text: str) -> int:
+    """How deep ``text`` nests: open brackets plus a run of unary signs, found in one flat pass.
+
+    >>> _nesting("1, [2, (3,)]"), _nesting("---1"), _nesting("1 - 2")
+    (2, 3, 0)
+    """
+    deepest = depth = signs = 0
+    previous = ""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return 0  # not Python tokens: taken as one string, nothing parses it
+    for token in tokens:
+        if token.type != tokenize.OP:
+            if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER):
+                signs = 0
+                previous = token.string
+            continue
+        if token.string in "([{":
+            depth += 1
+            signs = 0
+        elif token.string in ")]}":
+            depth = max(0, depth - 1)
+            signs = 0
+        elif token.string in ("-", "+", "~") and (
+            previous in ("", ",", ":", "(", "[", "{") or previous in ("-", "+", "~")
+        ):
+            signs += 1  # a unary sign: each one is one more level for the parser
+        else:
+            signs = 0
+        previous = token.string
+        deepest = max(deepest, depth + signs)
+    return deepest
 
 
 def decision_text(
@@ -173,6 +235,7 @@ def parse_delay(text: str) -> float:
         raise ValueError(f"delay={text!r}: expected a number of seconds, e.g. 2.5") from None
 
 
+@register_panel(order=10, width=440)
 class ControlsPanel(Panel):
     """Buttons and a form to drive the scheduler, with each decision explained in words.
 
@@ -215,10 +278,11 @@ class ControlsPanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         at_lead: float | None = None,
         clock_every: float = 0.25,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.clock = scheduler.clock
         self.virtual = isinstance(self.clock, VirtualClock)
         self.at_lead = float(at_lead if at_lead is not None else (1.0 if self.virtual else 10.0))
@@ -306,11 +370,10 @@ class ControlsPanel(Panel):
         self.result: W.HTML = self._own(
             W.HTML("<i>no action yet</i>", layout=W.Layout(max_width="460px")), "tsl-decision"
         )
-        for control in (self.when, self.label, self.args, self.period, self.cancel_id, self.takes):
+        fields = [self.when, self.label, self.args, self.period, self.cancel_id, self.takes]
+        for control in fields + ([self.amount, self.rate] if self.virtual else []):
             control.style.description_width = "64px"
-        if self.virtual:
-            self.amount.style.description_width = "64px"
-            self.rate.style.description_width = "64px"
+            control.add_class(FIELD_CLASS)  # projector type: wider labels, still in columns
         self.schedule_button.on_click(self._on_schedule)
         self.cancel_button.on_click(self._on_cancel)
         self.mode.observe(self._on_mode, names="value")
@@ -444,7 +507,8 @@ class ControlsPanel(Panel):
             kind = "virtual clock"
         else:
             mode, kind = "running", "real clock"
-        if scene.closed:
+        if scene.closed:  # one state: a clock that drives nothing any more is not "running"
+            mode = "stopped"
             state = "<b class='tsl-shut'>scheduler shut down</b>"
         else:
             state = f"{scene.moment.pending} pending, {len(scene.moment.running)} running"

@@ -13,16 +13,28 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as W
 from ipywidgets.embed import dependency_state, embed_minimal_html
 
-from ._base import Panel
-from .controls import ControlsPanel
-from .figures import DecisionTreePanel, TimelinePanel
-from .history import HistoryPanel
+# the built-in panels register themselves where they are defined (imported for that)
+from . import controls as _controls  # noqa: F401
+from . import figures as _figures  # noqa: F401
+from . import history as _history  # noqa: F401
+from . import queue as _queue  # noqa: F401
+from . import teaching as _teaching  # noqa: F401
+from ._base import Panel, png_size
+from ._style import (
+    PROJECTOR,
+    PROJECTOR_CLASS,
+    ZOOM,
+    check_scale,
+    projector_toggle,
+    show_scale,
+    type_css,
+)
 from .logview import LogPanel
 from .pagewatch import PageWatch, in_voila
-from .queue import QueuePanel
+from .panels import PANELS as _PANELS
+from .panels import default_panels, layout_rows, panel_spec, panel_specs
 from .refresher import Refresher
 from .scene import LogSource
-from .teaching import PredictPanel
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
@@ -32,28 +44,11 @@ __all__ = ["DEFAULT_PANELS", "PANELS", "Dashboard", "static_html"]
 PageClose = Literal["auto", "shutdown", "pause", "ignore"]
 _PAGE_CLOSE = ("auto", "shutdown", "pause", "ignore")
 
-#: How wide each panel wants to be (CSS flex-basis): two panels share a row when the
-#: page is wide enough for both (about 1000 px and up), else each takes the full width.
-_BASIS = {
-    "controls": "440px",
-    "queue": "560px",
-    "tree": "720px",
-    "log": "440px",
-    "predict": "480px",
-}
-
-#: Panel names, in display order, and their classes.
-PANELS: dict[str, type[Panel]] = {
-    "controls": ControlsPanel,
-    "queue": QueuePanel,
-    "timeline": TimelinePanel,
-    "tree": DecisionTreePanel,
-    "log": LogPanel,
-    "history": HistoryPanel,
-    "predict": PredictPanel,
-}
-#: The panels of a dashboard unless told otherwise (``teaching=True`` adds "predict").
-DEFAULT_PANELS = ("controls", "queue", "timeline", "tree", "log", "history")
+#: Panel name -> class, in layout order: the registry's (:mod:`.panels`), read only.
+PANELS = _PANELS
+#: The built-in panels a dashboard shows unless told otherwise (``teaching=True`` adds
+#: "predict"); panels registered later are in :func:`~.panels.default_panels` too.
+DEFAULT_PANELS = tuple(default_panels())
 
 
 class Dashboard:
@@ -85,7 +80,10 @@ class Dashboard:
 
     Args:
         scheduler: the scheduler to show.
-        panels: which panels, by name (see :data:`PANELS`); all by default.
+        panels: which panels, by name (the registered ones: :data:`PANELS`, see
+            :func:`~tempsched_lab.widgets.panels.register_panel`); the default
+            ones by default. The layout puts them in their registered order, two
+            to a row where both have a width.
         max_rate: refresh rounds per second at most.
         cpu_budget: share of one core the refresher spends rendering, on average.
         resync_every: seconds between full re-sends of the output widgets.
@@ -99,6 +97,11 @@ class Dashboard:
         options: keyword arguments per panel, e.g. ``{"queue": {"max_points": 5}}``.
         teaching: add the *predict the case* panel
             (:class:`~tempsched_lab.widgets.PredictPanel`) beside the tree.
+        scale: the type scale: ``"default"`` (no text under 12 px) or
+            ``"projector"`` (no text under 16 px, in the tables, the
+            timeline's canvas and the pictures alike: for a class). The
+            **projector** toggle in the page switches it too
+            (:meth:`set_scale`).
 
     Clicking a task in the interactive timeline filters the log panel to that
     task's rows (its whole history); clicking it again clears the filter.
@@ -134,15 +137,12 @@ class Dashboard:
         title: str | None = "tempsched_lab dashboard",
         options: dict[str, dict[str, Any]] | None = None,
         teaching: bool = False,
+        scale: str = "default",
     ) -> None:
-        names = list(DEFAULT_PANELS) if panels is None else list(panels)
-        if teaching and "predict" not in names:
-            names.append("predict")
-        unknown = [n for n in names if n not in PANELS]
-        if unknown:
-            raise ValueError(f"panels={unknown!r}: unknown; expected some of {list(PANELS)}")
+        names = self._panel_names(panels, teaching)
         if on_page_close not in _PAGE_CLOSE:
             raise ValueError(f"on_page_close={on_page_close!r}: expected one of {_PAGE_CLOSE}")
+        scale = check_scale(scale)
         if on_page_close == "auto":
             on_page_close = "shutdown" if in_voila() else "pause"
         self.on_page_close: PageClose = on_page_close
@@ -150,11 +150,21 @@ class Dashboard:
         self.scheduler = scheduler
         self.source = LogSource(scheduler)
         self.closed = False
-        self.panels: dict[str, Panel] = {
-            name: PANELS[name](scheduler, source=self.source, **options.get(name, {}))
-            for name in PANELS
-            if name in names
-        }
+        self.type_scale = scale
+        self.panels: dict[str, Panel] = {}
+        # refreshed (and written to the page) in layout order, the default panels first: a
+        # panel added to them (teaching's predict) speaks of what they show, so its words
+        # reach the page after their pictures, in the same frame
+        placed = [name for row in layout_rows(names) for name in row]
+        try:
+            for name in sorted(placed, key=lambda n: not panel_spec(n).default):
+                self.panels[name] = panel_spec(name).cls(
+                    scheduler, source=self.source, **{"scale": scale, **options.get(name, {})}
+                )
+        except BaseException:
+            for panel in self.panels.values():
+                panel.close()
+            raise
         self.watch: PageWatch | None = None
         if on_page_close != "ignore":
             self.watch = PageWatch(every=min(1.0, page_timeout / 4), timeout=page_timeout)
@@ -176,13 +186,34 @@ class Dashboard:
         self._link_selection()
         heading = "" if title is None else f"<h3 style='margin:4px 0'>{html.escape(title)}</h3>"
         about = f"<div style='color:#555'>{html.escape(_describe(scheduler))}</div>"
-        self.header = W.HTML(heading + about)
+        self.header = W.HTML(type_css() + heading + about)
         self.header.add_class("tsl-header")
+        self.projector = projector_toggle(scale, self.set_scale)
         self.widget = self._layout()
         self.widget.add_class("tsl-dashboard")
+        show_scale(self.widget, scale)
         self.refresher.tick(force=True)  # complete before the first display
         if autostart:
             self.refresher.start()
+
+    @staticmethod
+    def _panel_names(panels: Sequence[str] | None, teaching: bool) -> list[str]:
+        """The panels asked for (registered ones only: an unknown name is an error naming it)."""
+        if panels is None:
+            return default_panels(teaching=teaching)
+        if isinstance(panels, str):
+            raise TypeError(f"panels={panels!r}: expected a sequence of panel names")
+        names = list(dict.fromkeys(panels))
+        if teaching:
+            names += [s.name for s in panel_specs() if s.teaching and s.name not in names]
+        unknown = [n for n in names if n not in _PANELS]
+        if unknown:
+            raise ValueError(
+                f"panels={list(panels)!r}: unknown panel {unknown[0]!r}"
+                + (f" (and {unknown[1:]!r})" if len(unknown) > 1 else "")
+                + f"; registered: {list(_PANELS)}"
+            )
+        return names
 
     # -- panels by name ---------------------------------------------------------------------
     def __getattr__(self, name: str) -> Panel:
@@ -204,36 +235,61 @@ class Dashboard:
         live.observe(selected, names="selected")
 
     def _layout(self, widgets: dict[str, W.Widget] | None = None) -> W.VBox:
+        """The view: the header, then the panels' rows as the registry lays them out."""
         p = widgets if widgets is not None else {n: pl.widget for n, pl in self.panels.items()}
-        for name, basis in _BASIS.items():
-            if name in p:
-                p[name].layout.flex = f"1 1 {basis}"
-        rows: list[W.Widget] = [self.header]
-        rows_of: tuple[tuple[str, ...], ...] = (
-            ("controls", "queue"),
-            ("timeline",),
-            ("tree", "log"),
-            ("history",),
+        top = W.HBox(
+            [self.header, self.projector] if widgets is None else [self.header],
+            layout=W.Layout(justify_content="space-between", align_items="flex-start"),
         )
-        if "predict" in p:  # the prediction beside the tree that reveals the path
-            rows_of = (("controls", "queue"), ("timeline",), ("predict", "tree"), ("log",))
-            rows_of += (("history",),)
-        for pair in rows_of:
-            shown = [p[n] for n in pair if n in p]
+        rows: list[W.Widget] = [top]
+        for names in layout_rows(p):
+            shown = [p[n] for n in names]
             if len(shown) == 2:
                 row = W.HBox(shown, layout=W.Layout(flex_flow="row wrap", align_items="flex-start"))
                 row.add_class("tsl-row")
                 rows.append(row)
-            elif shown:
+            else:
                 rows.append(shown[0])
+        self._flex(p)
         if self.watch is not None and widgets is None:
             rows.append(self.watch.widget)
         return W.VBox(rows, layout=W.Layout(max_width="100%"))
+
+    def _flex(self, widgets: dict[str, W.Widget]) -> None:
+        """Each panel's CSS flex: in a row of two, its registered width (a third more in
+        projector type, as its pictures), so the row wraps onto one column rather than
+        squeeze a picture; alone in the column, its content's size.
+        """
+        for names in layout_rows(widgets):
+            for name in names:
+                width = panel_spec(name).width
+                if len(names) == 2 and width is not None:
+                    # a flex basis is a width in a row of two; alone in the column it would be
+                    # a height (a 560 px queue panel cut its picture): then its content's
+                    px = round(width * ZOOM[self.type_scale])
+                    widgets[name].layout.flex = f"1 1 {px}px"
+                else:
+                    widgets[name].layout.flex = "0 0 auto"
 
     def _page_gone(self) -> None:
         """No page answered for ``page_timeout`` s: close, and shut the scheduler down."""
         self.close()
         self.scheduler.shutdown(wait=False)
+
+    # -- the type scale ---------------------------------------------------------------------
+    def set_scale(self, scale: str) -> None:
+        """Switch every panel to type scale ``scale`` (``"default"`` or ``"projector"``).
+
+        The tables and texts change at once (a class on the dashboard's box);
+        pictures and the timeline's canvas in the next round (poked now).
+        """
+        scale = check_scale(scale)
+        self.type_scale = scale
+        for panel in self.panels.values():
+            panel.set_scale(scale)
+        self._flex({n: pl.widget for n, pl in self.panels.items()})
+        show_scale(self.widget, scale, self.projector)
+        self.refresher.poke()
 
     # -- refreshing and releasing ---------------------------------------------------------------
     def refresh(self) -> int:
@@ -291,6 +347,8 @@ class Dashboard:
         widgets = {n: panel.export_widget(scene, made) for n, panel in self.panels.items()}
         view = self._layout(widgets) if made else self.widget
         view.add_class("tsl-dashboard")
+        if self.type_scale == PROJECTOR:
+            view.add_class(PROJECTOR_CLASS)
         try:
             fallback = static_html(view)
             template = _TEMPLATE.replace("@STATIC@", fallback.replace("{", "{{").replace("}", "}}"))
@@ -354,7 +412,15 @@ def static_html(widget: W.Widget) -> str:
         if not widget.value:
             return ""
         data = base64.b64encode(widget.value).decode("ascii")
-        return f"<img style='max-width:100%' src='data:image/{widget.format};base64,{data}'>"
+        # at its own pixel size (a flex column would stretch it: its type would grow with it)
+        try:
+            width = f"width:{png_size(bytes(widget.value))[0]}px;"
+        except ValueError:
+            width = ""
+        return (
+            f"<img style='{width}max-width:100%;height:auto;align-self:flex-start' "
+            f"src='data:image/{widget.format};base64,{data}'>"
+        )
     if isinstance(widget, W.Box):
         direction = "row;flex-wrap:wrap" if isinstance(widget, W.HBox) else "column"
         inner = "".join(static_html(child) for child in widget.children)
@@ -371,8 +437,9 @@ _TEMPLATE = """<!DOCTYPE html>
 <meta charset="UTF-8">
 <title>{title}</title>
 <style>
-body {{ font-family: sans-serif; margin: 12px; }}
-#tsl-static {{ border: 1px dashed #bbb; padding: 8px; }}
+body {{ font-family: sans-serif; margin: 12px; font-size: 14px; }}
+#tsl-static {{ border: 1px dashed #bbb; padding: 8px; font-size: 14px; }}
+#tsl-static h3 {{ font-size: 18px; }}
 </style>
 </head>
 <body>

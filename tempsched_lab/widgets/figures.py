@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import time
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,7 +21,10 @@ from matplotlib.text import Text
 
 from ..decision import Case
 from ..plots import plot_decision_tree, plot_timeline
-from ._base import FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
+from ..rowkinds import Kind
+from ._base import DPI, FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
+from .pagewatch import in_voila
+from .panels import register_panel
 from .scene import case_counts_of, last_decision
 from .timeline_widget import TimelineWidget
 
@@ -35,6 +39,11 @@ __all__ = ["DecisionTreePanel", "TimelinePanel", "case_counts_of", "last_decisio
 
 Lanes = Literal["task", "thread"]
 
+#: Width in inches of the timeline in a static export (room for the plot and its legend).
+EXPORT_WIDTH = 13.0
+#: Seconds a timeline under Voila waits for its page to load the canvas before drawing a PNG.
+PAGE_GRACE = 10.0
+
 #: The keyword arguments this version of ``plot_timeline`` takes (newer ones add
 #: ``window``, ``lanes`` and ``time_scale``; the panel uses them when present).
 _TIMELINE_ARGS = frozenset(inspect.signature(plot_timeline).parameters)
@@ -45,6 +54,7 @@ def timeline_supports(name: str) -> bool:
     return name in _TIMELINE_ARGS
 
 
+@register_panel(order=30)
 class TimelinePanel(Panel):
     """The task timeline in a window that follows now: interactive in a browser, a PNG elsewhere.
 
@@ -69,6 +79,8 @@ class TimelinePanel(Panel):
     Args:
         scheduler: the scheduler to show.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
+        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+            (16 px and up); :meth:`set_scale` switches it.
         window: seconds shown, ending at now (0: everything). Default: 30 s
             on a real clock, everything on a virtual one.
         lanes: ``"task"`` or ``"thread"``.
@@ -77,6 +89,10 @@ class TimelinePanel(Panel):
         width: picture width in inches (shown at 100 dpi, unscaled); the
             height follows the number of lanes.
         interactive: show the browser-side timeline (PNG until a page loads it).
+            Under Voila the page always loads it, so no PNG is drawn for the
+            first :data:`PAGE_GRACE` seconds (the first paint is not kept waiting
+            for a picture the page would hide); a page that has not said hello
+            by then gets the PNG.
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> clock = VirtualClock()
@@ -97,6 +113,7 @@ class TimelinePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         window: float | None = None,
         lanes: Lanes = "task",
         max_lanes: int = 16,
@@ -104,7 +121,7 @@ class TimelinePanel(Panel):
         width: float = 8.4,
         interactive: bool = True,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         if lanes not in ("task", "thread"):
             raise ValueError(f"lanes={lanes!r}: expected 'task' or 'thread'")
         if window is None:  # a real clock runs on; a virtual run is short: show all of it
@@ -165,6 +182,8 @@ class TimelinePanel(Panel):
         )
         self.picture: W.Box = self._own(scroller(self.image))
         self.live: TimelineWidget | None = None
+        self._made_at = time.monotonic()
+        self._page_expected = interactive and in_voila()
         children: list[W.Widget] = [self.tools, self.caption]
         if interactive:
             self.live = self._own(
@@ -173,7 +192,8 @@ class TimelinePanel(Panel):
                     lanes=lanes,
                     window=float(window),
                     follow=True,
-                    layout=W.Layout(width="100%", min_width="420px"),
+                    scale=scale,
+                    layout=W.Layout(width="100%", min_width="320px"),
                 ),
                 "tsl-timeline-live",
             )
@@ -188,27 +208,55 @@ class TimelinePanel(Panel):
         """Whether a page has loaded the interactive timeline (then no PNG is drawn)."""
         return self.live is not None and self.live.hellos > 0
 
+    def awaiting_page(self) -> bool:
+        """Under Voila, in the first seconds before the page has loaded the canvas: no PNG yet."""
+        return (
+            self._page_expected
+            and not self.page_has_canvas
+            and time.monotonic() - self._made_at < PAGE_GRACE
+        )
+
     def _link_live(self, live: TimelineWidget) -> None:
         """Keep the panel's controls and the canvas's own toolbar saying the same thing."""
 
+        # One direction at a time: a change made while copying the other way is not copied
+        # back (a value one side rounds or clamps would otherwise bounce between the two).
+        copying: list[bool] = [False]
+
         def from_panel(_change: Any) -> None:
-            with live.hold_sync():
-                live.window = float(self.window.value or 0.0)
-                live.lanes = str(self.lanes.value)
-                live.follow = not self.pause.value
+            if copying[0]:
+                return
+            copying[0] = True
+            try:
+                with live.hold_sync():
+                    live.window = float(self.window.value or 0.0)
+                    live.lanes = str(self.lanes.value)
+                    live.follow = not self.pause.value
+            finally:
+                copying[0] = False
 
         def from_live(change: Any) -> None:
-            if change["name"] == "lanes" and self.lanes.value != change["new"]:
-                self.lanes.value = change["new"]
-            elif change["name"] == "follow" and self.pause.value == change["new"]:
-                self.pause.value = not change["new"]
-            elif change["name"] == "window" and self.window.value != change["new"]:
-                self.window.value = round(float(change["new"]), 3)
+            if copying[0]:
+                return
+            copying[0] = True
+            try:
+                if change["name"] == "lanes" and self.lanes.value != change["new"]:
+                    self.lanes.value = change["new"]
+                elif change["name"] == "follow" and self.pause.value == change["new"]:
+                    self.pause.value = not change["new"]
+                elif change["name"] == "window" and self.window.value != change["new"]:
+                    self.window.value = round(float(change["new"]), 3)
+            finally:
+                copying[0] = False
 
         for control in (self.window, self.lanes, self.pause):
             control.observe(from_panel, names="value")
         live.observe(from_live, names=["lanes", "follow", "window"])
         live.on_hello(self._page_has_canvas)
+
+    def _scale_changed(self, scale: str) -> None:
+        if self.live is not None:
+            self.live.type_scale = scale
 
     def _page_has_canvas(self) -> None:
         # the canvas has its own toolbar and draws the same marks: hide the PNG and its tools
@@ -253,14 +301,17 @@ class TimelinePanel(Panel):
         if not len(frame):
             return 1
         if lanes == "thread":
-            starts = frame["kind"].to_numpy() == "start"
+            starts = frame["kind"].to_numpy() == Kind.START
             return max(int(frame.loc[starts, "thread"].nunique()), 1)
         return int(frame["task_id"].nunique()) + 1
 
-    def _draw(self, ax: Axes, scene: Scene, frame: pd.DataFrame) -> None:
-        span = self.span(scene)
+    def _draw(
+        self, ax: Axes, scene: Scene, frame: pd.DataFrame, span: tuple[float, float] | None
+    ) -> None:
         lanes = str(self.lanes.value)
-        kwargs: dict[str, Any] = {"ax": ax, "now": scene.now, "max_lanes": self.max_lanes}
+        # a scheduler that is shut down has no "now" to follow: its run ends at its last row
+        now = None if scene.closed and span is None else scene.now
+        kwargs: dict[str, Any] = {"ax": ax, "now": now, "max_lanes": self.max_lanes}
         if timeline_supports("time_scale"):
             kwargs["time_scale"] = scene.scale
         if timeline_supports("lanes"):
@@ -280,7 +331,7 @@ class TimelinePanel(Panel):
         if self.live is not None:
             live = self.live
             self.later(lambda: live.push(scene.seq, now=scene.now))
-        if self.page_has_canvas:
+        if self.page_has_canvas or self.awaiting_page():
             if self.image.value:  # a round drawn while the page said hello left its PNG
                 self.put(self.image, value=b"")
             self.put(self.caption, value=stamp(scene, self.name) + self._live_caption(scene))
@@ -293,28 +344,51 @@ class TimelinePanel(Panel):
         lanes = str(self.lanes.value)
         self.put(self.caption, value=stamp(scene, self.name) + self._caption(scene, lanes))
 
-    def png(self, scene: Scene) -> bytes:
-        """The PNG timeline of ``scene``, in the panel's window and lanes."""
+    def png(self, scene: Scene, *, whole: bool = False) -> bytes:
+        """The PNG timeline of ``scene``, in the panel's window and lanes.
+
+        ``whole``: the whole run instead of the window, :data:`EXPORT_WIDTH`
+        inches wide (what a static export shows: a finished run, all of it,
+        with room for the legend beside the plot).
+        """
         frame = scene.frame()
         lanes = str(self.lanes.value)
         rows = min(self._lanes_wanted(frame, lanes), self.max_lanes + 1)
-        # about 0.26 in (26 px) per lane keeps the lane labels at least 11 px apart
-        self._fig.resize((self.width, float(np.clip(1.5 + 0.26 * rows, 3.0, 7.5))))
-        return self._fig.render(lambda ax: self._draw(ax, scene, frame))
+        # about 0.26 in (26 px) per lane keeps the lane labels at least 12 px apart
+        height = float(np.clip(1.5 + 0.26 * rows, 3.0, 7.5))
+        span = None if whole else self.span(scene)
+        if whole:
+            renderer = FigureRenderer((max(self.width, EXPORT_WIDTH), height))
+            try:
+                return renderer.render(lambda ax: self._draw(ax, scene, frame, span))
+            finally:
+                renderer.close()
+        self._fig.resize((self.width, height))
+        return self._fig.render(lambda ax: self._draw(ax, scene, frame, span))
 
     def export_widget(self, scene: Scene, made: list[W.Widget]) -> W.Widget:
-        """For a static export: the title, the caption and the PNG timeline (no canvas)."""
-        if self.live is None:
-            return self.widget
+        """For a static export: the title, the caption and the PNG of the whole run (no canvas).
+
+        An export is read after the run: it shows all of it (not the live
+        window, where a short run would fill a tenth of the picture).
+        """
         image = image_widget()
-        # the PNG of the last round is current unless a page has the canvas (then none is drawn)
-        shown = self.shown is scene and not self.page_has_canvas and self.image.value
-        png = bytes(self.image.value) if shown else self.png(scene)
+        png = self.png(scene, whole=True)
         width, height = png_size(png)
         image.value = png
         image.layout.width, image.layout.height = f"{width}px", f"{height}px"
         image.layout.display = ""
-        caption = W.HTML(stamp(scene, self.name) + self._caption(scene, str(self.lanes.value)))
+        by = "one lane per executor thread" if self.lanes.value == "thread" else "one lane per task"
+        end = (
+            "until the scheduler shut down"
+            if scene.closed
+            else f"up to {scene.scale.at(scene.now)}"
+        )
+        text = f"the whole run, {end} · {by}"
+        caption = W.HTML(
+            stamp(scene, self.name)
+            + f"<div class='tsl-timeline-text' style='color:#444'>{esc(text)}</div>"
+        )
         title = W.HTML("<b style='font-size:14px'>Timeline</b>")
         box = W.VBox([title, caption, scroller(image)])
         made.extend([image, caption, title, box.children[-1], box])
@@ -348,6 +422,7 @@ class TimelinePanel(Panel):
             self.lanes.value,
             self.paused_at,
             self.page_has_canvas,
+            self.awaiting_page(),
         )
 
     def _now_key(self, scene: Scene) -> Hashable:
@@ -379,6 +454,11 @@ def _set_window(ax: Axes, frame: pd.DataFrame, span: tuple[float, float]) -> Non
     ax.set_xlim(span[0] - origin, span[1] - origin)
 
 
+#: The decision tree picture's size in inches (shown at 100 dpi) unless a panel is given one.
+TREE_FIGSIZE = (7.2, 5.0)
+
+
+@register_panel(order=50, width=round(DPI * TREE_FIGSIZE[0]))  # its picture shown whole
 class DecisionTreePanel(Panel):
     """The decision tree with the last decision's path highlighted and per-case counts.
 
@@ -399,6 +479,8 @@ class DecisionTreePanel(Panel):
     Args:
         scheduler: the scheduler to show.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
+        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+            (16 px and up); :meth:`set_scale` switches it.
         picture: draw the tree (about 150 ms of CPU per new decision); with
             ``False`` the panel is its caption alone.
         figsize: size of the picture in inches (shown at 100 dpi, unscaled).
@@ -411,10 +493,11 @@ class DecisionTreePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         picture: bool = True,
-        figsize: tuple[float, float] = (7.2, 5.0),
+        figsize: tuple[float, float] = TREE_FIGSIZE,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.caption: W.HTML = self._own(W.HTML(), "tsl-tree-caption")
         self.counts: dict[int, int] = {int(c): 0 for c in Case}
         self.last: dict[str, Any] | None = None
@@ -436,6 +519,7 @@ class DecisionTreePanel(Panel):
             return
         last, counts = scene.decisions()
         self.show_png(self.image, self._tree_png(None if last is None else last["case"], counts))
+        self.mark_row(self.image, None if last is None else int(last["seq"]))  # the decision
 
     def warm_picture(self, scene: Scene) -> None:
         """Draw the tree of one case not drawn yet, ahead of time (in the refresher's quiet rounds).
@@ -481,7 +565,9 @@ class DecisionTreePanel(Panel):
 
     def _picture_key(self, scene: Scene) -> Hashable:
         last, counts = scene.decisions()
-        return (None if last is None else last["case"], tuple(counts.values()))
+        if last is None:
+            return None
+        return (last["case"], last["seq"], tuple(counts.values()))
 
     def _caption_key(self, scene: Scene) -> Hashable:
         return (scene.seq, scene.scale.style)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
@@ -10,11 +11,13 @@ import ipywidgets as W
 from ..decision import Case
 from ..queues import QueueState, TimerQueue, make_queue
 from ..replay import Replayer
+from ..rowkinds import Kind
+from ..sentences import describe_row, row_float, row_int, row_text
 from ..timescale import TimeScale
 from ._base import Panel, Part, esc, image_widget, scroller, stamp
 from .changes import QueueChange, queue_change, queue_strip_html
-from .logview import _int, _num, _text, describe_row
-from .queue import picture_size, queue_picture, queue_table_html
+from .panels import register_panel
+from .queue import picture_size, queue_picture, queue_table_html, shows_picture
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,23 +28,26 @@ if TYPE_CHECKING:
 __all__ = ["HistoryPanel"]
 
 
-def _empty_like(queue: TimerQueue) -> str | TimerQueue:
-    """A design name, or an empty queue with the same options (a wheel's slots and tick)."""
-    if queue.design in ("sorteddict", "heap"):
-        return queue.design
-    if queue.design == "wheel":
-        return make_queue(
-            "wheel",
-            slots=queue.slots,  # type: ignore[attr-defined]
-            tick=queue.tick,  # type: ignore[attr-defined]
-            origin=queue.origin,  # type: ignore[attr-defined]
-        )
+def _empty_like(queue: TimerQueue) -> TimerQueue:
+    """An empty queue of ``queue``'s design with the same options (a wheel's slots and tick).
+
+    The options are the design's constructor parameters, read back from the
+    attributes of the same names; a design that cannot be rebuilt so is
+    replayed on the default design (the same decisions, another picture).
+    """
+    design = type(queue)
     try:
-        return type(queue)()
+        names = [
+            p.name
+            for p in inspect.signature(design).parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and hasattr(queue, p.name)
+        ]
+        return design(**{name: getattr(queue, name) for name in names})
     except Exception:
-        return "sorteddict"
+        return make_queue()
 
 
+@register_panel(order=70)
 class HistoryPanel(Panel):
     """Scrub through the log: the queue state replayed at the chosen row, the row explained.
 
@@ -50,8 +56,8 @@ class HistoryPanel(Panel):
     refreshes the panel; moving the slider by hand turns following off. The
     queue at the chosen row is rebuilt with :class:`~tempsched_lab.Replayer`
     (the same design as the scheduler's queue) and shown as a table and, with
-    the design's picture (by default for the heap and the wheel, as in
-    :class:`~tempsched_lab.widgets.QueuePanel`).
+    the design's picture (by default where the picture's registration says so:
+    the heap and the wheel, as in :class:`~tempsched_lab.widgets.QueuePanel`).
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> s = Scheduler(VirtualClock())
@@ -74,11 +80,12 @@ class HistoryPanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         picture: bool | None = None,
         max_points: int = 8,
         figsize: tuple[float, float] | None = None,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.max_points = max_points
         self.slider: W.IntSlider = self._own(
             W.IntSlider(
@@ -115,9 +122,7 @@ class HistoryPanel(Panel):
             self.strip,
             self.queue,
         ]
-        if picture is None:
-            picture = scheduler.queue.design in ("heap", "wheel")
-        if picture:
+        if shows_picture(scheduler.queue.design, picture):
             self._fig = self._renderer(figsize or picture_size(scheduler.queue.design))
             self.image = self._own(image_widget(), "tsl-history-picture")
             children.append(self._own(scroller(self.image)))
@@ -129,6 +134,7 @@ class HistoryPanel(Panel):
         self.shown_row: int | None = None  # the seq currently displayed
         self._scene: Scene | None = None  # the moment the slider's range comes from
         self._drawn_style: str | None = None
+        self._drawn_scale: str | None = None
         self.slider.observe(self._on_slider, names="value")
         self.follow.observe(self._on_follow, names="value")
         self.prev_button.on_click(lambda _b: self._nudge(-1))
@@ -179,8 +185,13 @@ class HistoryPanel(Panel):
         self.show(self.slider.value)
 
     def show(self, seq: int) -> None:
-        """Show the queue replayed right after row ``seq`` and explain that row."""
-        with self._lock:
+        """Show the queue replayed right after row ``seq`` and explain that row.
+
+        The row's texts, its strip and the queue's picture reach the page
+        together (one staged frame): the picture first, so a page never shows
+        the new row's words beside the old row's picture.
+        """
+        with self._lock, self.one_frame():
             if self.closed or self._scene is None:
                 return
             scene = self._scene
@@ -200,6 +211,13 @@ class HistoryPanel(Panel):
             row = frame.iloc[index]
             empty = QueueState(head_time=None, head=(), points=())
             self.change = queue_change(before.state if before else empty, snapshot.state, row)
+            style = scene.scale.style
+            drawn = (self.shown_row, self._drawn_style, self._drawn_scale)
+            if self.image is not None and drawn != (seq, style, self.type_scale):
+                png = self._fig.render(lambda ax: queue_picture(snapshot, ax, scene.scale))
+                self.show_png(self.image, png)
+                self.mark_row(self.image, seq)
+                self._drawn_style, self._drawn_scale = style, self.type_scale
             self.put(
                 self.strip,
                 value=queue_strip_html(snapshot, before, self.change, scene.scale),
@@ -213,18 +231,13 @@ class HistoryPanel(Panel):
                 self.queue,
                 value=queue_table_html(
                     snapshot,
-                    _num(row["t"]),
+                    row_float(row["t"]),
                     scale=scene.scale,
                     max_points=self.max_points,
                     caption=f"after row {seq}",
                     args=self._args,
                 ),
             )
-            style = scene.scale.style
-            if self.image is not None and (self.shown_row != seq or self._drawn_style != style):
-                png = self._fig.render(lambda ax: queue_picture(snapshot, ax, scene.scale))
-                self.show_png(self.image, png)
-                self._drawn_style = style
             self.shown_row = seq
 
     def _replay_to(self, scene: Scene, seq: int) -> pd.DataFrame | None:
@@ -265,20 +278,20 @@ class HistoryPanel(Panel):
 
 def _args_by_task(frame: pd.DataFrame) -> dict[int, str]:
     """The arguments text of each task, from its schedule rows (replayed tasks have none)."""
-    rows = frame.loc[(frame["kind"] == "schedule").to_numpy(), ["task_id", "args"]].dropna()
+    rows = frame.loc[(frame["kind"] == Kind.SCHEDULE).to_numpy(), ["task_id", "args"]].dropna()
     return dict(zip(rows["task_id"].astype(int), rows["args"].astype(str), strict=True))
 
 
 def _row_html(row: Any, scale: TimeScale, *, bounded: bool) -> str:
-    kind = _text(row["kind"])
+    kind = row_text(row["kind"])
     seq = int(row["seq"])
-    label = _text(row["label"])
+    label = row_text(row["label"])
     lines = [
-        f"<b>Row {seq}</b> ({esc(scale.at(_num(row['t'])))}): <b>{esc(kind)}</b>"
+        f"<b>Row {seq}</b> ({esc(scale.at(row_float(row['t'])))}): <b>{esc(kind)}</b>"
         + (f" — {esc(label)}" if label else "")
         + f": {esc(describe_row(row, scale))}."
     ]
-    case = _int(row["case"])
+    case = row_int(row["case"])
     if case:
         c = Case(case)
         lines.append(f"<b>Case {case}, {esc(c.short)}</b>: {esc(c.explanation)}")

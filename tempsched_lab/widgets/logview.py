@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
@@ -10,102 +9,18 @@ import ipywidgets as W
 import pandas as pd
 
 from ..decision import Case
+from ..plots.colors import KIND_FILL
 from ..schema import KINDS
-from ..timescale import TimeScale, fmt_duration, time_scale_of
+from ..sentences import describe_row, row_float, row_int, row_text
+from ..timescale import TimeScale, time_scale_of
 from ._base import TABLE_STYLE, Panel, Part, case_color, esc, stamp
+from .panels import register_panel
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
     from .scene import LogSource, Scene
 
 __all__ = ["LogPanel", "describe_row", "log_table_html"]
-
-_KIND_FILL = {"error": "#F9D5D3", "reject": "#FCE4C8", "cancel": "#E8E8E8", "shutdown": "#E8E8E8"}
-
-
-def _num(value: Any) -> float:
-    if value is None or value is pd.NA:
-        return math.nan
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def _int(value: Any) -> int | None:
-    f = _num(value)
-    return None if math.isnan(f) else int(f)
-
-
-def _text(value: Any) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    return str(value)
-
-
-def describe_row(row: Any, scale: TimeScale | None = None) -> str:
-    """One log row in a few plain words (for the log table and the history scrubber).
-
-    ``row`` is a row of an event-log frame (a Series or a namedtuple-like
-    object with the frame's columns); times are written in ``scale``'s
-    language (default: seconds since 0).
-
-    >>> from tempsched_lab import Scheduler, VirtualClock
-    >>> s = Scheduler(VirtualClock())
-    >>> _ = s.schedule(print, at=1.0, label="hello")
-    >>> describe_row(s.log.to_frame().iloc[0])
-    'case 2 (nothing scheduled): task #0 queued, due t = 1.000 s'
-    """
-    scale = scale if scale is not None else TimeScale(0.0)
-    kind = _text(row["kind"])
-    task = _int(row["task_id"])
-    case = _int(row["case"])
-    result = _text(row["result"])
-    if kind == "schedule":
-        dup = _int(row["dup_of"])
-        text = f"case {case} ({Case(case).short}): " if case else ""
-        if dup is not None:
-            return text + f"duplicate of task #{dup}, nothing added"
-        origin = _text(row["origin"])
-        again = " re-armed" if origin == "periodic" else " queued"
-        return text + f"task #{task}{again}, due {scale.at(_num(row['due']))}"
-    if kind == "reject":
-        if case == int(Case.PAST):  # in our words: the log's error text holds raw clock values
-            due, now = _num(row["due"]), _num(row["t"])
-            return (
-                f"case 1 ({Case.PAST.short}): rejected, due {scale.at(due)} is "
-                f"{fmt_duration(now - due)} before now ({scale.at(now)})"
-            )
-        if case:
-            return f"case {case} ({Case(case).short}): rejected, {_text(row['error'])}"
-        return f"invalid request: {_text(row['error'])}"
-    if kind == "dispatch":
-        late = fmt_duration(_num(row["lateness"])) or "?"
-        return f"task #{task} handed to its executor, late {late}"
-    if kind == "start":
-        thread = _text(row["thread"]) if "thread" in row else ""
-        return f"task #{task} started" + (f" on thread {thread}" if thread else "")
-    if kind == "finish":
-        took = fmt_duration(_num(row["duration"])) or "?"
-        return f"task #{task} finished in {took}, returned {result}"
-    if kind == "error":
-        return f"task #{task} raised {_text(row['error'])}"
-    if kind == "event_set":
-        return f"task #{task}: Event set"
-    if kind == "missed":
-        return f"task #{task} missed {_int(row['missed'])} run(s) (policy {result})"
-    if kind == "cancel":
-        where = _text(row["where"])
-        return f"cancel task #{task}: {result}" + (f" (was in {where})" if where else "")
-    if kind == "wake":
-        wait = _num(row["wait"])
-        waited = "" if math.isnan(wait) else f" after waiting up to {fmt_duration(wait)}"
-        return f"worker woke up: {result}{waited}"
-    if kind == "shutdown":
-        if result == "dropped":
-            return f"shutdown: task #{task} dropped"
-        return f"shutdown: {result} ({_text(row['detail'])})"
-    return kind
 
 
 def log_table_html(rows: pd.DataFrame, scale: TimeScale | None = None) -> str:
@@ -125,9 +40,9 @@ def log_table_html(rows: pd.DataFrame, scale: TimeScale | None = None) -> str:
     headers = ("seq", scale.column_header(), "kind", "task", "case", "label", "what happened")
     out = ["<tr>" + "".join(f"<th>{h}</th>" for h in headers) + "</tr>"]
     for _, row in rows.iterrows():
-        kind = _text(row["kind"])
-        case = _int(row["case"])
-        fill = _KIND_FILL.get(kind, "")
+        kind = row_text(row["kind"])
+        case = row_int(row["case"])
+        fill = KIND_FILL.get(kind, "")
         case_style = ""
         if case:
             color = case_color(case)
@@ -135,11 +50,11 @@ def log_table_html(rows: pd.DataFrame, scale: TimeScale | None = None) -> str:
                 case_style = f" style='border-left:4px solid {color}'"
         cells = (
             (str(int(row["seq"])), ""),
-            (scale.number(_num(row["t"])), ""),
+            (scale.number(row_float(row["t"])), ""),
             (kind, ""),
-            ("" if _int(row["task_id"]) is None else f"#{_int(row['task_id'])}", ""),
+            ("" if row_int(row["task_id"]) is None else f"#{row_int(row['task_id'])}", ""),
             ("" if not case else str(case), case_style),
-            (_text(row["label"]), ""),
+            (row_text(row["label"]), ""),
             (describe_row(row, scale), ""),
         )
         out.append(
@@ -150,6 +65,7 @@ def log_table_html(rows: pd.DataFrame, scale: TimeScale | None = None) -> str:
     return TABLE_STYLE + f"<table class='tsl-table'>{''.join(out)}</table>"
 
 
+@register_panel(order=60, width=440)
 class LogPanel(Panel):
     """The newest rows of the event log, filtered by kind, case and task ID.
 
@@ -174,10 +90,11 @@ class LogPanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         rows: int = 12,
         window: int = 5000,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.window = window
         small = W.Layout(width="150px")
         self.kind: W.Dropdown = self._own(

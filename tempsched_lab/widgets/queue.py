@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..plots import designs, plot_queue
+from ..plots.designs import PICTURES, picture_of, plot_queue
 from ..timescale import TimeScale
 from ._base import (
+    DPI,
     TABLE_STYLE,
     Panel,
     Part,
@@ -21,42 +21,38 @@ from ._base import (
     scroller,
     stamp,
 )
+from .panels import register_panel
 
 if TYPE_CHECKING:
     from ..queues import QueueSnapshot
     from ..scheduler import Scheduler
     from .scene import LogSource, Scene
 
-__all__ = ["QueuePanel", "picture_size", "queue_picture", "queue_table_html"]
+__all__ = [
+    "QueuePanel",
+    "picture_size",
+    "queue_picture",
+    "queue_table_html",
+    "shows_picture",
+    "widest_picture_px",
+]
 
 HEAD_FILL = "#F7DDA6"  # as the plots' head colour (plots.designs.HEAD_FILL)
 
 
 def picture_size(design: str) -> tuple[float, float]:
     """Figure size (inches, shown at 100 dpi) of a queue design's picture in a half column."""
-    return (5.4, 4.6) if design == "wheel" else (5.6, 3.2)
+    return picture_of(design).size
 
 
-def _accepts(fn: Any, name: str) -> bool:
-    try:
-        return name in inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins
-        return False
-
-
-#: Queue pictures that take the time language (``time_scale=``); older plots do not.
-_PICTURES_SCALED = {
-    design: _accepts(getattr(designs, f"plot_{design}", None), "time_scale")
-    for design in ("sorteddict", "heap", "wheel")
-}
+def shows_picture(design: str, picture: bool | None) -> bool:
+    """Whether a panel shows ``design``'s picture: as asked, else as the picture registered."""
+    return picture_of(design).in_panels if picture is None else bool(picture)
 
 
 def queue_picture(snapshot: QueueSnapshot, ax: Any, scale: TimeScale) -> Any:
     """Draw ``snapshot``'s design picture into ``ax``, in ``scale``'s time language."""
-    options: dict[str, Any] = {}
-    if _PICTURES_SCALED.get(snapshot.design):
-        options["time_scale"] = scale
-    return plot_queue(snapshot, ax=ax, **options)
+    return plot_queue(snapshot, ax=ax, time_scale=scale)
 
 
 def _recurs(view: Any, scale: Any) -> str:
@@ -151,19 +147,29 @@ def queue_table_html(
     return summary + table + more
 
 
+def widest_picture_px() -> int:
+    """CSS pixels of the widest design picture (shown at 100 dpi): a queue panel's width."""
+    return round(DPI * max(picture.size[0] for picture in PICTURES.values()))
+
+
+@register_panel(order=20, width=widest_picture_px())  # its picture shown whole beside another
 class QueuePanel(Panel):
     """The pending tasks: the head list, the next time points with their tasks, a countdown.
 
-    For the heap and wheel designs (and on request for the sorted dict) the
-    panel also shows the design's own picture (:func:`tempsched_lab.plots.plot_queue`),
-    redrawn whenever the queue changes.
+    For the designs whose picture is shown in panels (the heap and the wheel;
+    on request for the sorted dict: ``picture=True``) the panel also shows the
+    design's own picture (:func:`tempsched_lab.plots.plot_queue`), redrawn
+    whenever the queue changes.
 
     Args:
         scheduler: the scheduler to show.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource` (dashboards pass one).
+        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+            (16 px and up); :meth:`set_scale` switches it.
         max_points: how many time points are listed (the rest are counted).
         max_tasks: how many tasks of one time point are listed.
-        picture: show the design's picture; ``None``: only for heap and wheel.
+        picture: show the design's picture; ``None``: as its registration says
+            (:data:`tempsched_lab.plots.designs.PICTURES`: the heap and the wheel).
         countdown_every: least seconds between two redraws of the countdowns
             when only the clock moved.
         figsize: size of the picture in inches (shown at 100 dpi, unscaled).
@@ -185,18 +191,19 @@ class QueuePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
+        scale: str = "default",
         max_points: int = 8,
         max_tasks: int = 6,
         picture: bool | None = None,
         countdown_every: float = 0.25,
         figsize: tuple[float, float] | None = None,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.max_points = max_points
         self.max_tasks = max_tasks
         self.countdown_every = countdown_every
         design = scheduler.queue.design
-        self.show_picture = design in ("heap", "wheel") if picture is None else bool(picture)
+        self.show_picture = shows_picture(design, picture)
         self.table: W.HTML = self._own(W.HTML("<i>(not refreshed yet)</i>"), "tsl-queue-table")
         children: list[W.Widget] = [self.table]
         self.image: W.Image | None = None

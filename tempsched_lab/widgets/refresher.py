@@ -26,7 +26,8 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ._base import Panel, Part, Stage
@@ -149,7 +150,7 @@ class Refresher:
         self._last_tick: float | None = None
         self._last_early: float | None = None
         self._last_resync: float | None = None
-        self._tick_lock = threading.Lock()
+        self._tick_lock = threading.RLock()
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._urgent = False
@@ -196,7 +197,7 @@ class Refresher:
             callback()
 
     # -- one round ---------------------------------------------------------------------------
-    def tick(self, *, force: bool = False) -> int:
+    def tick(self, *, force: bool = False, hurry: bool = False) -> int:
         """One refresh round from one new scene; returns how many parts were rendered.
 
         Does nothing if the previous round was less than ``1 / max_rate``
@@ -205,13 +206,15 @@ class Refresher:
         key changed and whose interval passed (``force``: every part), applies
         every write at once, then re-sends the output widgets' state when
         ``resync_every`` has passed. After :meth:`poke`, drift intervals are
-        skipped once, so a click shows its whole effect at once.
+        skipped once, so a click shows its whole effect at once. ``hurry``: a
+        round now whatever the rate limit, drawing only what changed (a caller
+        that shows several views in one frame, :class:`SideBySide`).
         """
         with self._tick_lock:
             if self.closed:
                 return 0
             now = self.clock()
-            if not force and self._too_soon(now):
+            if not (force or hurry) and self._too_soon(now):
                 # A click's round starts at once, not after the rest of 1 / max_rate (up to
                 # 100 ms of the ~150 ms a click may take to reach every panel). One early
                 # round per 1 / max_rate: a stream of pokes still makes at most 2 x max_rate.
@@ -220,8 +223,9 @@ class Refresher:
                     return 0
                 self._last_early = now
             self._last_tick = now
-            urgent, self._urgent = self._urgent, False
+            urgent, self._urgent = self._urgent or hurry, False
             scene = self.source.scene()
+            outer = Stage.current()  # a caller that publishes several views as one frame
             stage = Stage()
             rendered: list[tuple[_Slot, Hashable, Hashable]] = []
             with stage.collect():
@@ -234,7 +238,10 @@ class Refresher:
                     self._render_panel(panel, scene, now, force or urgent, force, rendered)
                 if not rendered and not (force or urgent or self._urgent):
                     self._render_idle(scene)
-            stage.apply()
+            if outer is not None:
+                outer.absorb(stage)
+            else:
+                stage.apply()
             for slot, key, drift in rendered:
                 slot.key, slot.drift, slot.last = key, drift, now
             for panel in self.panels:
@@ -251,6 +258,12 @@ class Refresher:
                     self.resync()
                 self._last_resync = now
             return done
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """No round of this refresher's own starts within the block (its caller draws one)."""
+        with self._tick_lock:
+            yield
 
     def _too_soon(self, now: float) -> bool:
         # 1 ns of slack: ten steps of 0.1 s must make ten rounds despite float rounding
@@ -274,7 +287,7 @@ class Refresher:
                 part = slot.part
                 cpu = time.thread_time()
                 try:
-                    key = part.key(scene)
+                    key = (part.key(scene), panel.type_scale)  # a new type scale redraws it all
                     drift = part.drift(scene) if part.drift is not None else None
                     if not force and key == slot.key:
                         if drift == slot.drift:
@@ -290,7 +303,13 @@ class Refresher:
                 rendered.append((slot, key, drift))
 
     def _render_idle(self, scene: Scene) -> None:
-        """A quiet round: do one part's work ahead of time (not counted as an update)."""
+        """A quiet round: do one part's work ahead of time (not counted as an update).
+
+        With a page watch, only once a page has answered: while a page is still
+        loading, work ahead of time would only compete with its first paint.
+        """
+        if self.watch is not None and self.watch.pongs == 0:
+            return
         for slot in self._slots:
             part = slot.part
             if not part.idle:
@@ -301,7 +320,7 @@ class Refresher:
                 cpu = time.thread_time()
                 key: Hashable = None
                 try:
-                    key = part.key(scene)
+                    key = (part.key(scene), slot.panel.type_scale)
                     if key == slot.key:
                         continue
                     part.render(scene)

@@ -23,6 +23,7 @@ simulated worker's queueing.
 
 from __future__ import annotations
 
+import contextlib
 import html
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -31,14 +32,37 @@ import ipywidgets as W
 import traitlets
 
 from ..clock import VirtualClock
+from ..plots.designs import queue_designs
 from ..scenarios import SimulatedWorker, run_simulation
 from ..scheduler import Scheduler
+from ._base import Panel
+from ._style import check_scale, projector_toggle, show_scale
 from .dashboard import Dashboard
 
 __all__ = ["SideBySide"]
 
+#: The least width of one side's column (CSS px), default type and projector type: two columns
+#: fit side by side from about 880 px (default) or 1320 px (projector) of page.
+_COLUMN_PX = 420
+_PROJECTOR_COLUMN_PX = 640
+#: Shown only when the page is too narrow for the sides to stand side by side (and why);
+#: in the columns, a panel wider than its column scrolls sideways instead of being cut.
+_STACK_NOTE = (
+    "<style>.tsl-sbs-stacked{display:none;color:#7a4b00;font-size:13px}"
+    "@media (max-width: 879px){.tsl-sbs-stacked{display:block}}"
+    "@media (max-width: 1319px){.tsl-projector .tsl-sbs-stacked{display:block}}"
+    ".tsl-side-by-side.tsl-projector .tsl-sbs-side"
+    f"{{flex-basis:{_PROJECTOR_COLUMN_PX}px!important}}"
+    ".tsl-sbs-side .tsl-panel{overflow-x:auto!important}</style>"
+    "<div class='tsl-sbs-stacked'>This page is too narrow for two columns (at least "
+    f"{_COLUMN_PX} px each, {_PROJECTOR_COLUMN_PX} px in projector type): the sides are shown "
+    "one under the other. Widen the window (or zoom out) to see them side by side.</div>"
+)
+
 #: The interactive timelines' traits that move together.
 LINKED = ("view", "follow", "lanes", "window", "selected")
+#: The designs a lesson compares unless told otherwise (the first also stands alone).
+DEFAULT_DESIGNS = ("heap", "wheel")
 
 
 class SideBySide:
@@ -46,7 +70,8 @@ class SideBySide:
 
     Args:
         scenario: ``scenario(scheduler)`` makes the requests; called once per side.
-        designs: one queue design per side (``"sorteddict"``, ``"heap"``, ``"wheel"``).
+        designs: one queue design per side, by name (the queue registry's:
+            :data:`tempsched_lab.queues.DESIGNS`).
         executors: one executor per side (e.g. ``None`` and a
             :class:`~tempsched_lab.scenarios.SimulatedWorker`); defaults to the
             scheduler's default on every side. Sides are as many as the longer
@@ -54,6 +79,13 @@ class SideBySide:
         panels: the panels each side shows.
         titles: a heading per side (default: the design and executor).
         autostart: start the dashboards' refreshers.
+        scale: the type scale of every side, ``"default"`` or ``"projector"``
+            (text of 16 px and more); the **projector** toggle switches it.
+
+    The sides stay side by side down to a page about 880 px wide (compact
+    columns of at least 420 px; 1320 px in projector type); narrower, they
+    stack, and the page says so.
+    A step shows every side's new moment in one frame.
         **dashboard: more keyword arguments for each :class:`Dashboard`.
     """
 
@@ -61,13 +93,15 @@ class SideBySide:
         self,
         scenario: Callable[[Scheduler], Any],
         *,
-        designs: Sequence[str] = ("heap", "wheel"),
+        designs: Sequence[str] = DEFAULT_DESIGNS,
         executors: Sequence[Any] | None = None,
         panels: Sequence[str] = ("queue", "timeline", "log"),
         titles: Sequence[str] | None = None,
         autostart: bool = True,
+        scale: str = "default",
         **dashboard: Any,
     ) -> None:
+        scale = check_scale(scale)
         if not callable(scenario):
             raise TypeError(f"scenario={scenario!r}: expected a function of a scheduler")
         executors = list(executors) if executors is not None else []
@@ -76,7 +110,14 @@ class SideBySide:
             raise ValueError(
                 f"designs={list(designs)!r}, executors={executors!r}: expected two sides or more"
             )
-        designs = list(designs) or ["heap"]
+        known = queue_designs()
+        unknown = [d for d in designs if d not in known]
+        if unknown:
+            raise ValueError(
+                f"designs={list(designs)!r}: {unknown!r} not queue designs; expected some of "
+                f"{list(known)}"
+            )
+        designs = list(designs) or [DEFAULT_DESIGNS[0]]
         self.clocks: list[VirtualClock] = []
         self.schedulers: list[Scheduler] = []
         self.workers: list[SimulatedWorker | None] = []
@@ -102,6 +143,7 @@ class SideBySide:
                     panels=panels,
                     title=scheduler.name,
                     autostart=autostart,
+                    scale=scale,
                     **dashboard,
                 )
             )
@@ -115,21 +157,34 @@ class SideBySide:
         self.status.add_class("tsl-sbs-status")
         self.step_button.on_click(lambda _b: self.step())
         self.advance_button.on_click(lambda _b: self.advance(float(self.amount.value)))
+        self.projector = projector_toggle(scale, self.set_scale)
         bar = W.HBox(
-            [self.step_button, self.amount, self.advance_button],
+            [self.step_button, self.amount, self.advance_button, self.projector],
             layout=W.Layout(flex_flow="row wrap", align_items="center"),
         )
         columns = W.HBox(
             [d.widget for d in self.dashboards],
             layout=W.Layout(flex_flow="row wrap", align_items="flex-start"),
         )
+        columns.add_class("tsl-sbs-columns")
         for dash in self.dashboards:
-            dash.widget.layout.flex = "1 1 560px"
+            dash.widget.layout.flex = f"1 1 {_COLUMN_PX}px"
             dash.widget.layout.min_width = "0"
+            dash.widget.add_class("tsl-sbs-side")
+            dash.projector.layout.display = "none"  # one toggle for every side, in the bar
         self._boxes = [bar, columns]
-        self.widget = W.VBox([bar, self.status, columns])
+        self.note = W.HTML(_STACK_NOTE)
+        self.widget = W.VBox([bar, self.status, self.note, columns])
         self.widget.add_class("tsl-side-by-side")
+        show_scale(self.widget, scale)
         self._show_status()
+
+    def set_scale(self, scale: str) -> None:
+        """Switch every side to type scale ``scale`` (``"default"`` or ``"projector"``)."""
+        scale = check_scale(scale)
+        for dash in self.dashboards:
+            dash.set_scale(scale)
+        show_scale(self.widget, scale, self.projector)
 
     def _link_timelines(self) -> list[Any]:
         lives = [getattr(d.panels.get("timeline"), "live", None) for d in self.dashboards]
@@ -142,6 +197,32 @@ class SideBySide:
 
     # -- driving both clocks -------------------------------------------------------------------
     def _run_to(self, t: float) -> None:
+        """Run every clock to ``t``, then show every side's new moment in one frame.
+
+        Once a page shows the pair (its timelines said hello), the refreshers draw
+        no round of their own meanwhile; one round per side is drawn here and all
+        of their writes reach the page together, so no side shows the new time
+        beside the other's old one. Before (a notebook still executing under
+        Voila, a headless run) the refreshers are only poked: no frame is drawn
+        for a page that is not there yet.
+        """
+        if not self._page_shows():
+            self._run_clocks(t)
+            for dash in self.dashboards:
+                dash.refresher.poke()
+            self._show_status()
+            return
+        with contextlib.ExitStack() as held:
+            for dash in self.dashboards:
+                held.enter_context(dash.refresher.holding())
+            self._run_clocks(t)
+            with Panel.one_frame():
+                for dash in self.dashboards:
+                    if not dash.closed:
+                        dash.refresher.tick(hurry=True)
+                self._show_status()
+
+    def _run_clocks(self, t: float) -> None:
         for clock, worker in zip(self.clocks, self.workers, strict=True):
             if t < clock.now():
                 continue
@@ -149,9 +230,11 @@ class SideBySide:
                 run_simulation(clock, worker, until=t)
             else:
                 clock.run_until(t)
-        for dash in self.dashboards:
-            dash.refresher.poke()
-        self._show_status()
+
+    def _page_shows(self) -> bool:
+        """Whether a page has loaded this pair's interactive timelines."""
+        lives = [getattr(d.panels.get("timeline"), "live", None) for d in self.dashboards]
+        return any(live is not None and live.hellos > 0 for live in lives)
 
     def step(self) -> float | None:
         """Run every side to the next due time of any side; returns that time (None: nothing)."""
@@ -182,7 +265,9 @@ class SideBySide:
                 f"{moment.seq} log rows"
             )
         joined = " &nbsp;|&nbsp; ".join(cells)
-        self.status.value = f"<div class='tsl-sbs-text' style='font-size:13px'>{joined}</div>"
+        Panel.put(
+            self.status, value=f"<div class='tsl-sbs-text' style='font-size:13px'>{joined}</div>"
+        )
 
     # -- display and release -------------------------------------------------------------------
     def refresh(self) -> None:
@@ -200,7 +285,14 @@ class SideBySide:
             dash.close()
         for scheduler in self.schedulers:
             scheduler.shutdown(wait=False)
-        for widget in (self.step_button, self.amount, self.advance_button, self.status):
+        for widget in (
+            self.step_button,
+            self.amount,
+            self.advance_button,
+            self.status,
+            self.projector,
+            self.note,
+        ):
             widget.close()
         for box in [*self._boxes, self.widget]:
             box.close()

@@ -36,6 +36,7 @@ from ..plots.colors import case_color, text_color_on
 from ..scheduler import PastTimeError, SchedulerClosedError
 from ._base import Panel, Part, esc, stamp
 from .controls import demo_task
+from .panels import register_panel
 
 if TYPE_CHECKING:
     from ..queues import QueueState
@@ -122,12 +123,15 @@ def path_text(case: Case) -> str:
     return " → ".join([*steps, f"case {int(case)}"])
 
 
+@register_panel(order=40, width=480, default=False, teaching=True)
 class PredictPanel(Panel):
     """Predict-then-reveal: pick the case of the next request, then see it decided.
 
     Args:
         scheduler: the scheduler the requests are made on.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
+        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+            (16 px and up); :meth:`set_scale` switches it.
         seed: seed of the random choice of cases (the same lesson twice).
 
     After :meth:`guess` (a click on a case button), :attr:`last` holds the
@@ -138,9 +142,14 @@ class PredictPanel(Panel):
     name = "predict"
 
     def __init__(
-        self, scheduler: Scheduler, *, source: LogSource | None = None, seed: int | None = 0
+        self,
+        scheduler: Scheduler,
+        *,
+        source: LogSource | None = None,
+        scale: str = "default",
+        seed: int | None = 0,
     ) -> None:
-        super().__init__(scheduler, source=source)
+        super().__init__(scheduler, source=source, scale=scale)
         self.rng = random.Random(seed)
         self.known: dict[int, Request] = {}
         self.serial = 0
@@ -151,6 +160,10 @@ class PredictPanel(Panel):
         self.last_guess: int | None = None
         self.history: list[tuple[int, int]] = []
         self._body = ""
+        #: the verdict of the last guess, and the log row count it needs: it is published in
+        #: the frame that shows the decision's rows (with the tree), never before
+        self._verdict = _PICK
+        self._reveal_at = 0
         self.request: W.HTML = self._own(W.HTML(), "tsl-predict-request")
         self.buttons: dict[int, W.Button] = {}
         for case in Case:
@@ -168,8 +181,7 @@ class PredictPanel(Panel):
         )
         self.next_button.on_click(lambda _b: self.new_request())
         self.result: W.HTML = self._own(
-            W.HTML("<i>pick the case you expect</i>", layout=W.Layout(max_width="720px")),
-            "tsl-predict-result",
+            W.HTML(_PICK, layout=W.Layout(max_width="720px")), "tsl-predict-result"
         )
         self.score_text: W.HTML = self._own(W.HTML(), "tsl-predict-score")
         grid = self._own(W.HBox(list(self.buttons.values()), layout=W.Layout(flex_flow="row wrap")))
@@ -199,7 +211,7 @@ class PredictPanel(Panel):
             now = self.scheduler.clock.now()
             self.pending = craft_request(state, now, self.known, self.rng, self.serial)
             self._show_request()
-            self.result.value = "<i>pick the case you expect</i>"
+            self._verdict = self.result.value = _PICK
             for button in self.buttons.values():
                 button.disabled = False
         return self.pending
@@ -228,10 +240,11 @@ class PredictPanel(Panel):
             self.right += int(actual == case)
             self.history.append((case, actual))
             self.last, self.last_guess, self.pending = decision, case, None
-            self.result.value = self._reveal(case, decision)
-            self.score_text.value = self._score_html()
+            # the verdict, the score and the request line wait for the frame that shows the
+            # decision (a dashboard's next round draws the tree and the history with them)
+            self._reveal_at = self.scheduler.log.next_seq
+            self._verdict = self._reveal(case, decision, self._reveal_at)
             self._body = self._request_html(request, made=True)
-            self.request.value = self._body
             for button in self.buttons.values():
                 button.disabled = True
         self._changed()
@@ -262,7 +275,7 @@ class PredictPanel(Panel):
             f"{self.asked}</span>"
         )
 
-    def _reveal(self, guess: int, decision: Decision) -> str:
+    def _reveal(self, guess: int, decision: Decision, after: int) -> str:
         case = decision.case
         ok = guess == int(case)
         verdict = (
@@ -274,21 +287,33 @@ class PredictPanel(Panel):
         what = decision_words(decision)
         return (
             f"<div class='tsl-predict-verdict' data-right='{int(ok)}' data-case='{int(case)}' "
+            f"data-after='{after}' "
             "style='line-height:1.45'>"
             f"{verdict} It was <b>case {int(case)}, {esc(case.short)}</b>: {esc(what)}<br>"
             f"<span style='color:#444'>{esc(path_text(case))}</span><br>{esc(case.explanation)}"
             "</div>"
         )
 
+    def _revealed(self, scene: Scene) -> bool:
+        return scene.seq >= self._reveal_at or not scene.logging
+
     def render(self, scene: Scene) -> None:
-        """Refresh the request line with the moment's stamp."""
+        """The request line with the moment's stamp; the verdict once ``scene`` shows its rows."""
+        if not self._revealed(scene):
+            return  # the guess's rows are not in this moment yet: show nothing of it
         self.put(self.request, value=stamp(scene, self.name) + self._body)
+        self.put(self.score_text, value=self._score_html())
+        self.put(self.result, value=self._verdict)  # last: the verdict comes with all the rest
 
     def _key(self, scene: Scene) -> Hashable:
-        return (scene.seq, scene.scale.style, self._body)
+        revealed = self._revealed(scene)
+        return (scene.seq, scene.scale.style, self._body if revealed else None, revealed)
 
     def _make_parts(self) -> list[Part]:
         return [Part("predict", self.render, self._key)]
+
+
+_PICK = "<i>pick the case you expect</i>"
 
 
 def decision_words(decision: Decision) -> str:

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..rowkinds import Kind
 from ..schema import KIND_CODE
 
 __all__ = ["BYTES_PER_ROW", "COLUMNS", "FLAGS", "NO_LANE", "TimelineFeed", "decode"]
@@ -137,9 +138,9 @@ class TimelineFeed:
         result = frame["result"].astype(object).to_numpy()
         origin_col = frame["origin"].astype(object).to_numpy()
         flags = (
-            ((kinds == "cancel") & (result == "cancelled")) * FLAGS["removed"]
-            | ((kinds == "shutdown") & (result == "dropped")) * FLAGS["dropped"]
-            | ((kinds == "schedule") & (origin_col == "periodic")) * FLAGS["periodic"]
+            ((kinds == Kind.CANCEL) & (result == "cancelled")) * FLAGS["removed"]
+            | ((kinds == Kind.SHUTDOWN) & (result == "dropped")) * FLAGS["dropped"]
+            | ((kinds == Kind.SCHEDULE) & (origin_col == "periodic")) * FLAGS["periodic"]
         )
         columns = {
             "t": frame["t"].to_numpy(dtype="float64") - origin,
@@ -164,10 +165,11 @@ def _lane_names(frame: pd.DataFrame, kinds: np.ndarray) -> pd.Series:
     import pandas as pd
 
     thread = frame["thread"]
-    lanes = thread.where(pd.Series((kinds == "start") | (kinds == "event_set"), index=frame.index))
+    started = (kinds == Kind.START) | (kinds == Kind.EVENT_SET)
+    lanes = thread.where(pd.Series(started, index=frame.index))
     if "worker" in frame.columns:
         worker = frame["worker"].astype(object)
-        ends = pd.Series((kinds == "finish") | (kinds == "error"), index=frame.index)
+        ends = pd.Series((kinds == Kind.FINISH) | (kinds == Kind.ERROR), index=frame.index)
         ends &= worker.notna()
         if ends.any():
             lanes = lanes.astype(object).where(~ends, worker)

@@ -46,9 +46,11 @@ import traitlets as T
 from ..decision import Case
 from ..plots.colors import CASE_COLORS, NEUTRAL, OUTCOME_COLORS
 from ..plots.timeline.marks import MARKS
+from ..rowkinds import Kind
 from ..schema import KINDS
+from ..sentences import describe_row
 from ..timescale import fmt_duration
-from .logview import describe_row
+from ._style import check_scale
 from .timeline_feed import FLAGS, NO_LANE, TimelineFeed
 
 if TYPE_CHECKING:
@@ -107,7 +109,18 @@ class TimelineWidget(anywidget.AnyWidget):
             thread, or per Dask worker when the log names one).
         window: seconds shown while following now (0: the whole run).
         follow: keep the right edge at now as rows arrive.
-        height: the canvas height in CSS pixels.
+        height: the most the canvas may grow to, in CSS pixels: it fits its
+            lanes (26 px each, 34 px in projector type) up to this height,
+            then scrolls them.
+        scale: the type scale, ``"default"`` (no text under 12 px) or
+            ``"projector"`` (none under 16 px, larger lanes and marks).
+
+    Lanes by task show the tasks with something in the visible time range
+    (pending and running tasks reach now) in order of first appearance; the
+    others fold into one last row (``+ 12 tasks, nothing in view``). While
+    following now, the newest lanes stay in view. **reset** shows the whole
+    run (window 0), follows now and clears the selection; zooming out stops
+    at the run's extent plus a small margin.
 
     Traits synchronised with the page: ``lanes``, ``follow``, ``window``,
     ``view`` (the visible ``[start, end]``, seconds since the origin: the page
@@ -116,7 +129,7 @@ class TimelineWidget(anywidget.AnyWidget):
     """
 
     #: What a periodic resync re-sends (the refresher's): the moment, not the module or palette.
-    resync_keys = ("seq", "now", "follow", "lanes", "window", "time_style")
+    resync_keys = ("seq", "now", "follow", "lanes", "window", "time_style", "type_scale")
 
     _esm = STATIC / "timeline.js"
     _css = STATIC / "timeline.css"
@@ -131,10 +144,14 @@ class TimelineWidget(anywidget.AnyWidget):
     origin = T.Float(0.0).tag(sync=True)
     time_style = T.Unicode("seconds").tag(sync=True)
     height = T.Int(340).tag(sync=True)
+    type_scale = T.Unicode("default").tag(sync=True)
     palette = T.Dict().tag(sync=True)
     marks = T.Dict().tag(sync=True)
     case_names = T.Dict().tag(sync=True)
+    #: the schema's row kinds in code order: the page reads each row's kind code through it
     kinds: T.List[str] = T.List(T.Unicode()).tag(sync=True)
+    #: the decision cases that store a task (a run starts with their schedule rows)
+    adding_cases: T.List[int] = T.List(T.Int()).tag(sync=True)
     flags = T.Dict().tag(sync=True)
     no_lane = T.Int(NO_LANE).tag(sync=True)
     uid = T.Unicode().tag(sync=True)
@@ -147,6 +164,7 @@ class TimelineWidget(anywidget.AnyWidget):
         window: float = 0.0,
         follow: bool = True,
         height: int = 340,
+        scale: str = "default",
         **kwargs: Any,
     ) -> None:
         if lanes not in ("task", "thread"):
@@ -155,18 +173,21 @@ class TimelineWidget(anywidget.AnyWidget):
             raise ValueError(f"window={window!r}: expected seconds >= 0 (0: the whole run)")
         if isinstance(height, bool) or not isinstance(height, int) or height < 120:
             raise ValueError(f"height={height!r}: expected an int of at least 120 (pixels)")
-        scale = scheduler.time_scale
+        type_scale = check_scale(scale)
+        time_scale = scheduler.time_scale
         super().__init__(
             lanes=lanes,
             window=float(window),
             follow=bool(follow),
             height=height,
-            origin=float(scale.origin),
-            time_style=scale.style,
+            type_scale=type_scale,
+            origin=float(time_scale.origin),
+            time_style=time_scale.style,
             palette=palette(),
             marks=mark_table(),
             case_names={str(int(c)): c.short for c in Case},
             kinds=list(KINDS),
+            adding_cases=[int(c) for c in Case if c.adds_task],
             flags=dict(FLAGS),
             uid=uuid.uuid4().hex,
             **kwargs,
@@ -185,6 +206,49 @@ class TimelineWidget(anywidget.AnyWidget):
         self.hover_requests = 0
         self._hello_callbacks: list[Callable[[], Any]] = []
         self.on_msg(self._on_msg)
+
+    # -- validation: traits set from Python (or the page) get a clear error, never a loop ----
+    @T.validate("window")
+    def _check_window(self, proposal: Any) -> float:
+        value = proposal["value"]
+        if not (math.isfinite(value) and value >= 0):
+            raise T.TraitError(f"window={value!r}: expected seconds >= 0 (0: the whole run)")
+        return float(value)
+
+    @T.validate("lanes")
+    def _check_lanes(self, proposal: Any) -> str:
+        value = proposal["value"]
+        if value not in ("task", "thread"):
+            raise T.TraitError(f"lanes={value!r}: expected 'task' or 'thread'")
+        return str(value)
+
+    @T.validate("view")
+    def _check_view(self, proposal: Any) -> list[float]:
+        value = proposal["value"]
+        if len(value) != 2 or not all(math.isfinite(x) for x in value) or value[1] < value[0]:
+            raise T.TraitError(f"view={value!r}: expected [start, end], finite, start <= end")
+        return [float(x) for x in value]
+
+    @T.validate("height")
+    def _check_height(self, proposal: Any) -> int:
+        value = proposal["value"]
+        if value < 120:
+            raise T.TraitError(f"height={value!r}: expected an int of at least 120 (pixels)")
+        return int(value)
+
+    @T.validate("type_scale")
+    def _check_type_scale(self, proposal: Any) -> str:
+        try:
+            return check_scale(proposal["value"])
+        except ValueError as exc:
+            raise T.TraitError(str(exc)) from None
+
+    @T.validate("now")
+    def _check_now(self, proposal: Any) -> float:
+        value = proposal["value"]
+        if not math.isfinite(value):
+            raise T.TraitError(f"now={value!r}: expected a finite time (seconds since the origin)")
+        return float(value)
 
     # -- the feed ----------------------------------------------------------------------------
     @property
@@ -309,7 +373,7 @@ class TimelineWidget(anywidget.AnyWidget):
             parts.append(f"task #{task}")
         if case:
             parts.append(f"case {case} ({Case(case).short})")
-        late = [r for r in rows if str(r["kind"]) in ("start", "dispatch", "event_set")]
+        late = [r for r in rows if str(r["kind"]) in (Kind.START, Kind.DISPATCH, Kind.EVENT_SET)]
         if late:
             first = late[-1]
             parts.append(f"late {fmt_duration(float(first['t']) - float(first['due']))}")

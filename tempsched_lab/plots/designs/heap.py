@@ -22,6 +22,7 @@ from ._common import (
     scale_of,
     snapshot_of,
 )
+from ._registry import design_picture
 
 __all__ = ["plot_heap"]
 
@@ -30,18 +31,43 @@ _RADIUS = 0.42  # node radius (in node pitches)
 _LINE_PT = 12.5  # height of one line of the per-level table (8 pt text, spacing 1.25)
 
 
-def _pitch_pt(longest: int) -> float:
-    """The node pitch in points for node texts of ``longest`` characters at 8 pt."""
-    return max(50.0, (longest * 0.6 * FONT["small"] + 8.0) / (2 * _RADIUS))
+def _pitch_pt(longest: int, margin_pt: float = 8.0) -> float:
+    """The node pitch in points for node texts of ``longest`` characters in small type.
+
+    A figure made here gives the texts ``margin_pt`` of room in their circles; in
+    Axes given (a panel's), the levels drawn need at least half of it.
+    """
+    return max(50.0, (longest * 0.6 * FONT["small"] + margin_pt) / (2 * _RADIUS))
 
 
-def _levels_that_fit(ax: Axes | None, pitch_pt: float, wanted: int) -> int:
-    """How many tree levels (whose last has ``2**(levels-1)`` nodes) fit across ``ax``."""
+def _height(levels: int, shown: int, row_cells: int) -> float:
+    """Height in node pitches of ``levels`` tree levels and the array of ``shown`` entries."""
+    array_rows = math.ceil(shown / row_cells) if shown else 0
+    return _RADIUS + 0.3 + _LEVEL_GAP * (levels - 1) + 1.2 + (array_rows - 1) + 0.6
+
+
+def _levels_that_fit(ax: Axes | None, pitch_pt: float, n: int, wanted: int, row_cells: int) -> int:
+    """How many tree levels of a heap of ``n`` entries ``ax`` holds with nodes ``pitch_pt`` apart.
+
+    The picture keeps its aspect (round nodes), so the levels must fit across
+    *and* down: the tree, the array, the lines of the levels not drawn and the
+    title. A level that does not fit is summarised instead of drawn with node
+    texts overflowing their circles.
+    """
     if ax is None:
         return wanted
-    width_pt, _ = axes_size_pt(ax)
-    across = max(1.0, width_pt * 0.95 / pitch_pt)
-    return max(1, min(wanted, int(math.log2(across)) + 1))
+    width_pt, height_pt = axes_size_pt(ax)
+    depth = math.floor(math.log2(n)) if n else 0
+    for levels in range(wanted, 1, -1):
+        shown = min(n, 2**levels - 1)
+        hidden = depth + 1 - levels  # lines under the array
+        text_pt = _LINE_PT * (hidden + 1.5 * bool(hidden))
+        title_pt = FONT["title"] * 1.3 + 12 + (FONT["small"] * 2.6 if n > shown else 0)
+        across = width_pt * 0.95 / (max(2 ** (levels - 1), min(shown, row_cells)) + 0.6)
+        down = (height_pt - title_pt - text_pt) / _height(levels, shown, row_cells)
+        if min(across, down) >= pitch_pt:
+            return levels
+    return 1
 
 
 def _level_rows(dues: np.ndarray, first_hidden_level: int, scale: TimeScale) -> list[str]:
@@ -59,6 +85,7 @@ def _level_rows(dues: np.ndarray, first_hidden_level: int, scale: TimeScale) -> 
     return rows
 
 
+@design_picture("heap", title="heap", size=(5.6, 4.4), in_panels=True)
 def plot_heap(
     snapshot: Any,
     *,
@@ -111,7 +138,7 @@ def plot_heap(
     longest = max((len(scale.text(due)) for _, due in heap[:max_nodes]), default=8)
     pitch_pt = _pitch_pt(longest)
     wanted_levels = math.floor(math.log2(max(1, min(n, max_nodes)))) + 1
-    levels = _levels_that_fit(ax, pitch_pt, wanted_levels)
+    levels = _levels_that_fit(ax, _pitch_pt(longest, 4.0), n, wanted_levels, row_cells)
     shown = min(n, 2**levels - 1)
     depth = levels - 1
     width = float(max(2**depth, min(shown, row_cells)))
@@ -164,6 +191,7 @@ def plot_heap(
             color=NEUTRAL["ink"],
             linespacing=1.0,
             fontweight="bold" if (i == 0 or marked) else "normal",
+            gid="heap_label",
         )
     _array(ax, heap, shown, width, top, row_cells)
     if table:

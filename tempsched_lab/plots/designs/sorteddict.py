@@ -10,6 +10,7 @@ from ...timescale import TimeScale
 from .._axes import FONT, axes_or_new, axes_size_pt, count_of, set_title
 from ..colors import ENTRY_FILL, HEAD_EDGE, HEAD_FILL, NEUTRAL
 from ._common import box, empty, highlight_note, highlights_of, scale_of, snapshot_of, task_text
+from ._registry import design_picture
 
 __all__ = ["plot_sorteddict"]
 
@@ -29,6 +30,7 @@ def _fit(ax: Axes | None, pitch_pt: float, columns: int, rows: int) -> tuple[int
     return max(1, min(columns, fit_columns)), max(1, min(rows, fit_rows))
 
 
+@design_picture("sorteddict", title="sorted dict", size=(5.6, 3.2), in_panels=False, fallback=True)
 def plot_sorteddict(
     snapshot: Any,
     *,

@@ -26,6 +26,7 @@ from .._axes import (
 from .._legend import Section, add_legend
 from ..colors import HEAD_EDGE, HEAD_FILL, NEUTRAL, TURN_COLORS
 from ._common import HIGHLIGHT_MARK, empty, highlight_note, highlights_of, scale_of, snapshot_of
+from ._registry import design_picture
 
 __all__ = ["plot_wheel"]
 
@@ -66,6 +67,7 @@ def _angle(b: float, step: float) -> float:
     return 90.0 - (b + 0.5) * step
 
 
+@design_picture("wheel", title="wheel", size=(5.4, 4.6), in_panels=True, takes_now=True)
 def plot_wheel(
     snapshot: Any,
     *,

@@ -7,6 +7,7 @@ Built in three parts: the lane layout (:mod:`.lanes`), one drawer per layer
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -14,6 +15,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
+from ...rowkinds import Kind
 from ...timescale import TimeScale
 from .._axes import (
     FONT,
@@ -187,7 +189,7 @@ def _legend(ax: Axes, scene: Scene, used: list[Any]) -> None:
         present = {int(c) for c in runs["case"].dropna()}
         if scene.lanes == "task":  # rejected and duplicate requests are drawn in their colour
             a = scene.a
-            marked = (a.kind_is("reject") | np.isfinite(a["dup_of"])) & scene.in_view
+            marked = (a.kind_is(Kind.REJECT) | np.isfinite(a["dup_of"])) & scene.in_view
             present |= {int(c) for c in a["case"][marked] if np.isfinite(c)}
         colours = [Patch(color=CASE_COLORS[c], label=case_label(c)) for c in sorted(present)]
         title = "decision case (colour)"
@@ -260,46 +262,26 @@ def plot_timeline(
     """
     _check(color_by, lanes, max_lanes, window, time_scale)
     a = frame if isinstance(frame, LogArrays) else LogArrays.of(frame)
-    scale = time_scale or a.scale
-    t = scale.rel(a["t"])
-    x_now = None if now is None else float(scale.rel(float(now)))
-    logged = t[np.isfinite(t)]
-    x_end = x_now if x_now is not None else (float(logged.max()) if len(logged) else 0.0)
-    view = _resolve_window(window, x_now, t, scale)
-    runs = _rel_runs(task_runs(a), scale)
-    if view is not None:
-        begin, end = _run_spans(runs, x_end)
-        runs = runs.loc[(end >= view[0]) & (begin <= view[1])]
-        in_view = (t >= view[0]) & (t <= view[1])
-    else:
-        in_view = np.isfinite(t)
-    if lanes == "thread":
-        runs = runs.loc[runs["thread"].notna()]
-    reject = lanes == "task" and bool((a.kind_is("reject") & in_view).any())
-    marked = a.kind_is("cancel", "error", "missed") & in_view & np.isfinite(a["task_id"])
-    keys, label_of = _lane_keys(runs, lanes, a["task_id"][marked] if lanes == "task" else [])
-
-    folded = BAND_ROWS if len(keys) > max_lanes else 0
-    rows_wanted = min(len(keys), max_lanes) + int(reject) + folded
+    view = _InView.of(a, time_scale or a.scale, now, window, lanes)
+    keys, label_of = _lane_keys(view.runs, lanes, view.marked_tasks)
     own_figure = ax is None
-    n_colours = runs["case"].nunique() if color_by == "case" else runs["outcome"].nunique()
-    legend_rows = n_colours + 2 + (len(MARKS) + 1 if lanes == "task" else 3)  # at most
-    ax = axes_or_new(ax, _figure_size(rows_wanted, legend_rows))
+    ax = axes_or_new(ax, _figure_size(*_rows_wanted(view, keys, color_by, lanes, max_lanes)))
     width_pt, height_pt = axes_size_pt(ax)
     # a figure made here is sized for its lanes; one given is only as tall as it is
-    budget = max_lanes if own_figure else min(max_lanes, lanes_that_fit(height_pt, int(reject)))
+    fit = lanes_that_fit(height_pt, int(view.reject))
+    budget = max_lanes if own_figure else min(max_lanes, fit)
     kind_name = "Task" if lanes == "task" else "Thread"
-    if not len(keys) and not reject:
+    if not len(keys) and not view.reject:
         ax.set_title(f"{kind_name} timeline", fontsize=FONT["title"])
-        show_message(ax, "no runs in this window" if view is not None else "no tasks yet")
+        show_message(ax, "no runs in this window" if view.window is not None else "no tasks yet")
         return ax
 
     layout: LaneLayout = layout_lanes(
-        keys, label_of, budget=budget, reject_row=reject, band_label="+{hidden} more"
+        keys, label_of, budget=budget, reject_row=view.reject, band_label="+{hidden} more"
     )
-    key_col = runs["thread"] if lanes == "thread" else runs["task_id"]
-    runs = runs.assign(y=layout.y_of(key_col.to_numpy()))
-    x_range, n_beyond, latest = _x_range(t[in_view], runs, x_now, view)
+    key_col = view.runs["thread"] if lanes == "thread" else view.runs["task_id"]
+    runs = view.runs.assign(y=layout.y_of(key_col.to_numpy()))
+    x_range, n_beyond, latest = _x_range(view.t[view.in_view], runs, view.x_now, view.window)
     n_drawn = int(runs["y"].notna().sum())
     scene = Scene(
         ax=ax,
@@ -309,42 +291,125 @@ def plot_timeline(
         colors=run_colors(runs, color_by),
         color_by=color_by,
         a=a,
-        scale=scale,
-        t=t,
-        in_view=in_view,
-        x_end=x_end,
+        scale=view.scale,
+        t=view.t,
+        in_view=view.in_view,
+        x_end=view.x_end,
         detailed=n_drawn <= MAX_DETAIL_RUNS,
         x_range=x_range,
         axes_width_pt=width_pt,
     )
     used = [handle for draw in LAYERS[lanes] for handle in draw(scene)]
+    _notes(scene, n_drawn, n_beyond, latest)
+    if view.x_now is not None:
+        _draw_now(ax, view.x_now)
+    _frame(ax, scene)
+    set_title(
+        ax, _title(kind_name, runs, layout, lanes, window, view.window), "\n".join(scene.notes)
+    )
+    _legend(ax, scene, used)
+    return ax
+
+
+@dataclass(frozen=True)
+class _InView:
+    """What the timeline shows of a log: the runs and rows in view, in the scale's seconds."""
+
+    scale: TimeScale
+    #: every row's time, and which rows are in view
+    t: np.ndarray
+    in_view: np.ndarray
+    x_now: float | None
+    #: where runs still in flight end (now, or the last row)
+    x_end: float
+    #: the span shown (``None``: the whole log)
+    window: tuple[float, float] | None
+    runs: pd.DataFrame
+    #: a row of rejected requests is drawn
+    reject: bool
+    #: tasks with a cancel, error or missed slot in view (they get a lane)
+    marked_tasks: Any
+
+    @classmethod
+    def of(
+        cls,
+        a: LogArrays,
+        scale: TimeScale,
+        now: float | None,
+        window: float | tuple[float, float] | None,
+        lanes: str,
+    ) -> _InView:
+        t = scale.rel(a["t"])
+        x_now = None if now is None else float(scale.rel(float(now)))
+        logged = t[np.isfinite(t)]
+        x_end = x_now if x_now is not None else (float(logged.max()) if len(logged) else 0.0)
+        view = _resolve_window(window, x_now, t, scale)
+        runs = _rel_runs(task_runs(a), scale)
+        if view is not None:
+            begin, end = _run_spans(runs, x_end)
+            runs = runs.loc[(end >= view[0]) & (begin <= view[1])]
+            in_view = (t >= view[0]) & (t <= view[1])
+        else:
+            in_view = np.isfinite(t)
+        if lanes == "thread":
+            runs = runs.loc[runs["thread"].notna()]
+        reject = lanes == "task" and bool((a.kind_is(Kind.REJECT) & in_view).any())
+        marked = (
+            a.kind_is(Kind.CANCEL, Kind.ERROR, Kind.MISSED) & in_view & np.isfinite(a["task_id"])
+        )
+        marked_tasks = a["task_id"][marked] if lanes == "task" else []
+        return cls(scale, t, in_view, x_now, x_end, view, runs, reject, marked_tasks)
+
+
+def _rows_wanted(
+    view: _InView, keys: np.ndarray, color_by: str, lanes: str, max_lanes: int
+) -> tuple[int, int]:
+    """The lanes (and band, and rejected row) a new figure is sized for; the legend's rows."""
+    folded = BAND_ROWS if len(keys) > max_lanes else 0
+    rows_wanted = min(len(keys), max_lanes) + int(view.reject) + folded
+    runs = view.runs
+    n_colours = runs["case"].nunique() if color_by == "case" else runs["outcome"].nunique()
+    legend_rows = n_colours + 2 + (len(MARKS) + 1 if lanes == "task" else 3)  # at most
+    return rows_wanted, legend_rows
+
+
+def _notes(scene: Scene, n_drawn: int, n_beyond: int, latest: float) -> None:
+    """What the picture leaves out, said under the title."""
     if not scene.detailed:
         scene.notes.append(
             f"Thinned: {n_drawn:,} runs on the drawn lanes; schedule/due markers and "
             "duplicate links are left out (bars, starts, cancels and errors are drawn)."
         )
     if n_beyond:
+        scale = scene.scale
         scene.notes.append(
             f"{count_of(n_beyond, 'pending run')} due after the right edge "
             f"(the last at {scale.text(scale.abs(latest))})."
         )
-    if x_now is not None:
-        ax.axvline(x_now, color=NEUTRAL["ink"], linestyle="--", linewidth=1.2, zorder=7, gid="now")
-        ax.annotate(
-            "now",
-            xy=(x_now, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(-3, -3),
-            textcoords="offset points",
-            ha="right",
-            va="top",
-            fontsize=FONT["small"],
-            color=NEUTRAL["ink"],
-            gid="now_label",
-            annotation_clip=True,
-        )
 
-    ax.set_xlim(*x_range)
+
+def _draw_now(ax: Axes, x_now: float) -> None:
+    """The dashed "now" line, labelled at the top."""
+    ax.axvline(x_now, color=NEUTRAL["ink"], linestyle="--", linewidth=1.2, zorder=7, gid="now")
+    ax.annotate(
+        "now",
+        xy=(x_now, 1.0),
+        xycoords=("data", "axes fraction"),
+        xytext=(-3, -3),
+        textcoords="offset points",
+        ha="right",
+        va="top",
+        fontsize=FONT["small"],
+        color=NEUTRAL["ink"],
+        gid="now_label",
+        annotation_clip=True,
+    )
+
+
+def _frame(ax: Axes, scene: Scene) -> None:
+    """The axes: the time range, one labelled row per lane, a light grid, the time axis."""
+    layout = scene.layout
+    ax.set_xlim(*scene.x_range)
     pad = max(0.0, (MIN_ROWS - layout.n_rows) / 2)  # a lone lane keeps its bar thickness
     ax.set_ylim(layout.n_rows - 0.5 + pad, -0.75 - pad)
     positions = sorted(layout.labels)
@@ -354,10 +419,7 @@ def plot_timeline(
     ax.set_axisbelow(True)
     for spine in ("top", "right", "left"):
         ax.spines[spine].set_visible(False)
-    time_axis(ax, scale)
-    set_title(ax, _title(kind_name, runs, layout, lanes, window, view), "\n".join(scene.notes))
-    _legend(ax, scene, used)
-    return ax
+    time_axis(ax, scene.scale)
 
 
 def _title(

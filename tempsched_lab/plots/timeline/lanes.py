@@ -15,12 +15,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..style import FONT
+
 __all__ = ["BAND_ROWS", "LANE_MIN_PT", "Band", "LaneLayout", "lanes_that_fit", "layout_lanes"]
 
 #: Rows the aggregated band takes (its label has three lines).
 BAND_ROWS = 3
-#: Least height of one lane, in points, so that 8 pt lane labels never touch.
-LANE_MIN_PT = 12.0
+#: Least height of one lane in multiples of the lane labels' size, so that labels never touch:
+#: 12 pt lanes for 8 pt labels (an earlier type scale), 13.5 pt for the default 9 pt.
+LANE_MIN_PT = 1.5
 #: Points an Axes' grid cell loses to its title, a one-line note, ticks and the x label.
 _DECORATION_PT = 75.0
 
@@ -65,11 +68,11 @@ class LaneLayout:
 def lanes_that_fit(height_pt: float, rows_besides_lanes: int = 0) -> int:
     """How many lanes an Axes of ``height_pt`` points can label legibly.
 
-    >>> lanes_that_fit(200.0)  # a 3.6 in figure's Axes before layout
-    10
+    >>> lanes_that_fit(200.0)  # a 3.6 in figure's Axes before layout (9 pt labels)
+    9
     """
     usable = max(0.0, height_pt - _DECORATION_PT)
-    return max(2, int(usable // LANE_MIN_PT) - rows_besides_lanes)
+    return max(2, int(usable // (LANE_MIN_PT * FONT["small"])) - rows_besides_lanes)
 
 
 def layout_lanes(

@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.lines import Line2D
 
+from ...rowkinds import Kind
 from ...timescale import TimeScale
 from .._axes import FONT, short_duration
 from .._data import LogArrays
@@ -176,8 +177,8 @@ def _label_wide_bars(
 ) -> None:
     """Write the task's label inside each bar wide enough to hold it (thread lanes)."""
     lo, hi = scene.x_range
-    per_pt = (hi - lo) / max(scene.axes_width_pt * 0.8, 1.0)  # the layout narrows the Axes
-    char_pt = 0.55 * FONT["small"]
+    per_pt = (hi - lo) / max(scene.axes_width_pt * 0.75, 1.0)  # the layout narrows the Axes
+    char_pt = 0.6 * FONT["small"]
     labels = runs["label"].to_numpy()
     ids = runs["task_id"].to_numpy()
     for i in np.argsort(x0 - x1)[:MAX_RUN_LABELS]:  # widest first
@@ -290,24 +291,24 @@ def _row_marks(scene: Scene, mask: np.ndarray, name: str) -> list[Artist]:
 
 def draw_cancels(scene: Scene) -> list[Artist]:
     """``x`` where ``cancel()`` removed a task."""
-    return _row_marks(scene, scene.a.kind_is("cancel"), "cancels")
+    return _row_marks(scene, scene.a.kind_is(Kind.CANCEL), "cancels")
 
 
 def draw_errors(scene: Scene) -> list[Artist]:
     """``!`` where a run raised."""
-    return _row_marks(scene, scene.a.kind_is("error"), "errors")
+    return _row_marks(scene, scene.a.kind_is(Kind.ERROR), "errors")
 
 
 def draw_drops(scene: Scene) -> list[Artist]:
     """A hollow square where shutdown dropped a pending task."""
     a = scene.a
-    return _row_marks(scene, a.kind_is("shutdown") & (a["result"] == "dropped"), "drops")
+    return _row_marks(scene, a.kind_is(Kind.SHUTDOWN) & (a["result"] == "dropped"), "drops")
 
 
 def draw_skipped(scene: Scene) -> list[Artist]:
     """Every slot a periodic task skipped (``missed`` rows), at the slot's due time."""
     a = scene.a
-    rows = np.flatnonzero(a.kind_is("missed"))
+    rows = np.flatnonzero(a.kind_is(Kind.MISSED))
     if not len(rows):
         return []
     y = scene.layout.y_of(a["task_id"][rows])
@@ -337,7 +338,7 @@ def draw_duplicates(scene: Scene) -> list[Artist]:
     if not scene.detailed:
         return []
     a = scene.a
-    mask = a.kind_is("schedule") & np.isfinite(a["dup_of"]) & scene.in_view
+    mask = a.kind_is(Kind.SCHEDULE) & np.isfinite(a["dup_of"]) & scene.in_view
     rows = np.flatnonzero(mask)
     y = scene.layout.y_of(a["dup_of"][rows])
     ok = np.isfinite(y)
@@ -370,7 +371,7 @@ def draw_rejected(scene: Scene) -> list[Artist]:
     if not scene.layout.reject_row:
         return []
     a = scene.a
-    rows = np.flatnonzero(a.kind_is("reject") & scene.in_view)
+    rows = np.flatnonzero(a.kind_is(Kind.REJECT) & scene.in_view)
     cases = a["case"][rows]
     colors = [
         case_color(int(c)) if np.isfinite(c) and scene.color_by == "case" else NEUTRAL["unknown"]

@@ -9,25 +9,40 @@
 // (the plots' palette and mark table), so the canvas and the PNG timeline agree.
 
 const PT = 100 / 72; // px per point: the PNG timeline is drawn at 100 dpi and shown unscaled
-const LANE_H = 26; // px per lane, as the PNG timeline (0.26 in a lane)
 const BAR_HALF = 0.22; // bar half-height, in lanes (plots.timeline.layers.BAR_HALF)
 const REARM_OFFSET = 0.32; // a periodic re-arm's decision dot, below the lane
-const AXIS_H = 30;
-const GUTTER = 170;
 const SCROLL_W = 10;
+// The type scale (the widget's `type_scale` trait): text sizes in CSS px and the geometry that
+// fits them. Default: no text under 12 px; projector: none under 16 px (read from the back of
+// a classroom). A lane is 26 px as in the PNG timeline (0.26 in at 100 dpi).
+const SCALES = {
+  default: { lane: 26, axis: 30, gutter: 170, text: 12, glyph: 1 },
+  projector: { lane: 34, axis: 38, gutter: 230, text: 16, glyph: 4 / 3 },
+};
+// At most this share of the extent is added around the run when zoomed all the way out.
+const EXTENT_MARGIN = 0.06;
 const DETAIL_LIMIT = 3000; // above this many runs on screen, small marks are left out (as the plot)
-const ADDS = new Set([2, 3, 4, 6, 8]); // cases that store a task
-const K = { schedule: 0, reject: 1, wake: 2, dispatch: 3, start: 4, finish: 5, error: 6,
-            event_set: 7, missed: 8, cancel: 9, shutdown: 10 };
 // anywidget hands initialize() and render() different proxies of one model: stores are found by
 // the widget's own id (a trait set in Python)
 const STORES = new Map();
 
 // -- the store: rows and runs, per model ----------------------------------------------------
 
+// The row kinds' codes, by name, from the schema's kinds in code order (the widget's `kinds`).
+function kindCodes(kinds) {
+  if (!Array.isArray(kinds) || !kinds.length) throw new Error('timeline: the kernel sent no row kinds');
+  return Object.fromEntries(kinds.map((name, code) => [name, code]));
+}
+
 class Store {
   constructor(model) {
     this.model = model;
+    // What the rows mean comes from the kernel with the widget, never repeated here: the
+    // schema's kind codes (`kinds`), the feed's flag bits (`flags`), the decision cases that
+    // store a task (`adding_cases`).
+    this.K = kindCodes(model.get('kinds'));
+    this.F = model.get('flags');
+    this.adds = new Set(model.get('adding_cases'));
     this.views = new Set();
     this.hover = new Map();
     this.token = Math.random().toString(36).slice(2);
@@ -63,6 +78,7 @@ class Store {
     this.tMax = -Infinity;
     this.dueMax = -Infinity; // the latest due time asked for: pending work widens the view
     this.rowsApplied = 0;
+    this.started = 0; // runs that started (a start row, or an Event set): the status counts these
   }
 
   get next() { return this.first + this.n; }
@@ -111,7 +127,7 @@ class Store {
     let info = this.taskInfo.get(id);
     if (!info) {
       info = { id, lane: this.taskLanes.length, runs: [], dups: [], cancels: [], missed: [],
-               span: 0, open: new Set() };
+               span: 0, open: new Set(), tFirst: Infinity, tLast: -Infinity };
       this.taskInfo.set(id, info);
       this.taskLanes.push(id);
     }
@@ -155,7 +171,20 @@ class Store {
     }
   }
 
+  // A row: its effect on the runs, then on the activity span of the task lane it marks.
   apply(i) {
+    this.applyRow(i);
+    const task = this.task[i], dup = this.dup[i], t = this.t[i];
+    for (const id of (dup >= 0 && this.kind[i] === this.K.schedule ? [dup] : [task])) {
+      const info = id >= 0 ? this.taskInfo.get(id) : undefined;
+      if (!info) continue;
+      if (t < info.tFirst) info.tFirst = t;
+      if (t > info.tLast) info.tLast = t;
+    }
+  }
+
+  applyRow(i) {
+    const K = this.K, F = this.F;
     const k = this.kind[i], t = this.t[i], seq = this.first + i;
     if (t < this.tMin) this.tMin = t;
     if (t > this.tMax) this.tMax = t;
@@ -164,18 +193,18 @@ class Store {
     if (task < 0) return;
     if (k === K.schedule) {
       if (this.dup[i] >= 0) { this.taskOf(this.dup[i]).dups.push(i); return; }
-      if (!ADDS.has(this.cas[i]) || !Number.isFinite(this.due[i])) return;
+      if (!this.adds.has(this.cas[i]) || !Number.isFinite(this.due[i])) return;
       const run = this.runOf(i);
       if (this.due[i] > this.dueMax) this.dueMax = this.due[i];
       run.sched = t; run.cas = this.cas[i]; run.rows[0] = seq;
-      run.periodic = (this.flags[i] & 4) !== 0;
+      run.periodic = (this.flags[i] & F.periodic) !== 0;
       run.label = this.label[i];
       return;
     }
     if (k === K.missed) { this.taskOf(task).missed.push(i); return; }
     if (k === K.cancel) {
       this.taskOf(task).cancels.push(i);
-      if ((this.flags[i] & 1) && Number.isFinite(this.due[i])) {
+      if ((this.flags[i] & F.removed) && Number.isFinite(this.due[i])) {
         const run = this.runOf(i);
         run.cancelled = t; run.rows[3] = seq; this.close(run, t);
       }
@@ -183,13 +212,14 @@ class Store {
     }
     if (!Number.isFinite(this.due[i]) || k === K.wake) return;
     if (k === K.shutdown) {
-      if (this.flags[i] & 2) { const run = this.runOf(i); run.dropped = t; run.rows[3] = seq; this.close(run, t); }
+      if (this.flags[i] & F.dropped) { const run = this.runOf(i); run.dropped = t; run.rows[3] = seq; this.close(run, t); }
       return;
     }
     const run = this.runOf(i);
     if (k === K.dispatch) { run.dispatched = t; run.rows[1] = seq; return; }
     const lane = this.lane[i];
     if (k === K.start || k === K.event_set) {
+      if (!Number.isFinite(run.started) && !Number.isFinite(run.evt)) this.started++;
       if (k === K.start) { run.started = t; run.rows[2] = seq; } else { run.evt = t; run.rows[3] = seq; }
       if (lane !== this.noLane) {
         run.lane = lane;
@@ -282,8 +312,8 @@ function fmtAt(model, v) {
 
 // -- glyphs: matplotlib's markers on a canvas ------------------------------------------------
 
-function glyph(ctx, mark, x, y, fill) {
-  const d = Math.sqrt(mark.size) * PT; // marker width in px
+function glyph(ctx, mark, x, y, fill, zoom = 1) {
+  const d = Math.sqrt(mark.size) * PT * zoom; // marker width in px
   const r = d / 2;
   const face = mark.face === null || mark.face === undefined ? fill : mark.face;
   const edge = mark.edge;
@@ -348,8 +378,12 @@ class View {
     this.legend.className = 'tsl-tl-legend';
     el.appendChild(this.legend);
     this.ctx = this.canvas.getContext('2d');
+    this.applyScale();
     this.v0 = 0; this.v1 = 1; // the visible time range (seconds since origin)
     this.scroll = 0; // first lane shown
+    this.stick = true; // following now also follows the newest lanes (until lanes are scrolled by hand)
+    this.fontMin = Infinity; // the smallest text drawn in the last frame (px), for tests
+    this.laneCache = null;
     this.pending = false;
     this.drag = null;
     this.hit = null; // what the pointer is over
@@ -370,6 +404,36 @@ class View {
     else this.autoRange();
   }
 
+  // The type scale: geometry and text sizes (default: 12 px text; projector: 16 px).
+  applyScale() {
+    const name = this.model.get('type_scale') === 'projector' ? 'projector' : 'default';
+    this.g = SCALES[name];
+    this.el.classList.toggle('tsl-tl-projector', name === 'projector');
+    const el = this.el;
+    el.dataset.gutter = String(this.g.gutter); el.dataset.axis = String(this.g.axis);
+    el.dataset.laneh = String(this.g.lane); el.dataset.scale = name;
+  }
+
+  font(ctx, px, bold) { // every text on the canvas is set here: the smallest is kept for tests
+    ctx.font = (bold ? 'bold ' : '') + px + 'px sans-serif';
+    if (px < this.fontMin) this.fontMin = px;
+  }
+
+  // The whole run: from the origin (or the first row) to now, the last row, or pending due
+  // times (up to the logged span again, at least 5 s, past the end), with a small margin.
+  extent() {
+    const s = this.store, now = this.model.get('now');
+    const end = Math.max(now, Number.isFinite(s.tMax) ? s.tMax : 0);
+    const start = Math.min(0, Number.isFinite(s.tMin) ? s.tMin : 0);
+    const logged = Math.max(end - start, 1);
+    const until = Number.isFinite(s.dueMax) ? Math.min(s.dueMax, end + Math.max(logged, 5)) : end;
+    const span = Math.max(until, end, start + 1e-3) - start;
+    return [start - span * 0.02, start + span * 1.04];
+  }
+
+  // The widest view zoom-out may reach: the extent plus EXTENT_MARGIN of it.
+  maxWidth() { const [a, b] = this.extent(); return (b - a) * (1 + EXTENT_MARGIN); }
+
   autoRange() {
     const s = this.store, now = this.model.get('now');
     const end = Math.max(now, Number.isFinite(s.tMax) ? s.tMax : 0);
@@ -380,12 +444,15 @@ class View {
       else { this.v1 = end + win * 0.02; this.v0 = this.v1 - win; }
       return;
     }
-    // pending due times widen the view, up to the logged span again (at least 5 s) past its end
-    const logged = Math.max(end - start, 1);
-    const until = Number.isFinite(s.dueMax) ? Math.min(s.dueMax, end + Math.max(logged, 5)) : end;
-    const span = Math.max(until, end, start + 1e-3) - start;
-    this.v0 = start - span * 0.02;
-    this.v1 = start + span * 1.04;
+    [this.v0, this.v1] = this.extent();
+  }
+
+  // Reset: the whole run, following now, no task selected, the newest lanes in view.
+  reset() {
+    const m = this.model;
+    m.set('window', 0); m.set('follow', true); m.set('selected', -1);
+    this.stick = true; this.scroll = 0; this.autoRange();
+    m.set('view', [this.v0, this.v1]); m.save_changes(); this.invalidate();
   }
 
   sendView(force) {
@@ -420,11 +487,13 @@ class View {
     for (const name of ['now', 'seq', 'follow', 'lanes', 'selected', 'window', 'time_style', 'height']) {
       m.on('change:' + name, this.onChange);
     }
-    this.followBtn.onclick = () => { this.setFollow(!m.get('follow')); if (m.get('follow')) this.sendView(true); };
-    this.resetBtn.onclick = () => {
-      m.set('follow', true); m.set('selected', -1); this.scroll = 0; this.autoRange();
-      m.set('view', [this.v0, this.v1]); m.save_changes(); this.invalidate();
+    this.onScale = () => { this.applyScale(); this.buildLegend(); this.resize(); };
+    m.on('change:type_scale', this.onScale);
+    this.followBtn.onclick = () => {
+      this.setFollow(!m.get('follow'));
+      if (m.get('follow')) { this.stick = true; this.sendView(true); }
     };
+    this.resetBtn.onclick = () => this.reset();
     this.taskBtn.onclick = () => { m.set('lanes', 'task'); this.scroll = 0; m.save_changes(); };
     this.threadBtn.onclick = () => { m.set('lanes', 'thread'); this.scroll = 0; m.save_changes(); };
     c.addEventListener('wheel', e => this.onWheel(e), { passive: false });
@@ -442,6 +511,7 @@ class View {
     for (const name of ['now', 'seq', 'follow', 'lanes', 'selected', 'window', 'time_style', 'height']) {
       m.off('change:' + name, this.onChange);
     }
+    m.off('change:type_scale', this.onScale);
     this.resizer.disconnect();
     this.store.views.delete(this);
   }
@@ -453,9 +523,16 @@ class View {
     this.threadBtn.classList.toggle('tsl-on', m.get('lanes') === 'thread');
   }
 
+  // The canvas fits its lanes: the axis and one row per lane, at most the model's `height`.
+  fitHeight(count) {
+    const cap = this.model.get('height');
+    const most = Math.max(1, Math.floor((cap - this.g.axis) / this.g.lane));
+    return this.g.axis + Math.min(Math.max(count, 2), most) * this.g.lane + 2;
+  }
+
   resize() {
-    const w = Math.max(420, Math.floor(this.el.clientWidth || 800));
-    const h = this.model.get('height');
+    const w = Math.max(320, Math.floor(this.el.clientWidth || 800));
+    const h = this.fitHeight(this.laneList().count);
     const dpr = window.devicePixelRatio || 1;
     this.width = w; this.height = h;
     this.canvas.width = Math.round(w * dpr);
@@ -473,26 +550,47 @@ class View {
   }
 
   // -- geometry
-  plotX0() { return GUTTER; }
+  plotX0() { return this.g.gutter; }
   plotX1() { return this.width - SCROLL_W - 4; }
-  x(t) { return GUTTER + (t - this.v0) / (this.v1 - this.v0) * (this.plotX1() - GUTTER); }
-  t(x) { return this.v0 + (x - GUTTER) / (this.plotX1() - GUTTER) * (this.v1 - this.v0); }
-  lanesOnScreen() { return Math.max(1, Math.floor((this.height - AXIS_H) / LANE_H)); }
+  x(t) { return this.g.gutter + (t - this.v0) / (this.v1 - this.v0) * (this.plotX1() - this.g.gutter); }
+  t(x) { return this.v0 + (x - this.g.gutter) / (this.plotX1() - this.g.gutter) * (this.v1 - this.v0); }
+  lanesOnScreen() { return Math.max(1, Math.floor((this.height - this.g.axis) / this.g.lane)); }
 
-  // The lanes of the current view: [{key, label, info}], plus the "rejected requests" row.
+  // The lanes of the current view: [{label, info}]. By task: the tasks with something in the
+  // visible time range (pending and running ones reach now), in order of first appearance,
+  // after a "rejected requests" row when a rejection is in view; every other task is folded
+  // into one last row ("+ 12 tasks with nothing in view"), so no lane on screen is empty.
   laneList() {
     const s = this.store, m = this.model;
     if (m.get('lanes') === 'thread') {
       const ids = s.threadLanesNow();
-      return { rejectRow: false, count: ids.length,
+      return { rejectRow: false, count: ids.length, folded: 0,
                get: i => ({ label: s.laneNames[ids[i]] || ('lane ' + ids[i]), info: s.threadInfo.get(ids[i]) }) };
     }
-    const rejectRow = s.rejects.length > 0;
-    const n = s.taskLanes.length;
-    return { rejectRow, count: n + (rejectRow ? 1 : 0),
+    const key = s.rowsApplied + '|' + s.first + '|' + this.v0 + '|' + this.v1 + '|' + s.taskLanes.length;
+    let c = this.laneCache;
+    if (!c || c.key !== key || c.store !== s) {
+      const v0 = this.v0, v1 = this.v1, active = [];
+      for (const id of s.taskLanes) {
+        const info = s.taskInfo.get(id);
+        if (info.tFirst <= v1 && (info.open.size > 0 || info.tLast >= v0)) active.push(id);
+      }
+      let rejectRow = false; // rejections are logged in time order: a binary search finds one in view
+      const rj = s.rejects;
+      let lo = 0, hi = rj.length;
+      while (lo < hi) { const mid = (lo + hi) >> 1; if (s.t[rj[mid]] < v0) lo = mid + 1; else hi = mid; }
+      if (lo < rj.length && s.t[rj[lo]] <= v1) rejectRow = true;
+      c = this.laneCache = { key, store: s, active, rejectRow, folded: s.taskLanes.length - active.length };
+    }
+    const { active, rejectRow, folded } = c;
+    const top = rejectRow ? 1 : 0;
+    return { rejectRow, folded, count: top + active.length + (folded ? 1 : 0),
              get: i => {
-               if (rejectRow && i === 0) return { label: 'rejected requests', info: null };
-               const id = s.taskLanes[i - (rejectRow ? 1 : 0)];
+               if (rejectRow && i === 0) return { label: 'rejected requests', info: null, kind: 'reject' };
+               if (i - top >= active.length) {
+                 return { label: `+ ${folded.toLocaleString()} task${folded === 1 ? '' : 's'}, nothing in view`, info: null, kind: 'fold' };
+               }
+               const id = active[i - top];
                const info = s.taskInfo.get(id);
                const run = info.runs[0];
                const name = run ? s.labels[run.label] : undefined;
@@ -500,8 +598,16 @@ class View {
              } };
   }
 
+  // The row of task `id` on screen: its y (px from the canvas top), or null (for tests).
+  laneY(id) {
+    for (const row of this.rows || []) if (row.lane.info && row.lane.info.id === id) return row.y;
+    return null;
+  }
+
   clampScroll(lanes) {
     const most = Math.max(0, lanes.count - this.lanesOnScreen());
+    // following now, the newest lanes stay in view (the last ones): a new task shows at once
+    if (this.stick && this.model.get('follow')) this.scroll = most;
     this.scroll = Math.max(0, Math.min(most, this.scroll));
   }
 
@@ -525,6 +631,8 @@ class View {
     const m = this.model, s = this.store, ctx = this.ctx;
     if (m.get('follow')) this.autoRange();
     const lanes = this.laneList();
+    if (this.fitHeight(lanes.count) !== this.height) this.resize(); // the canvas fits its lanes
+    this.fontMin = Infinity;
     this.clampScroll(lanes);
     const pal = m.get('palette'), marks = m.get('marks');
     const caseColor = c => (pal.case[String(c)] || pal.neutral.unknown);
@@ -536,26 +644,27 @@ class View {
     ctx.fillStyle = 'white';
     ctx.fillRect(0, 0, this.width, this.height);
     this.drawAxis(ctx, pal);
-    const x0 = GUTTER, x1 = this.plotX1();
+    const x0 = this.g.gutter, x1 = this.plotX1();
     const shown = Math.min(this.lanesOnScreen(), lanes.count - this.scroll);
     let drawnRuns = 0;
     const rows = [];
     for (let j = 0; j < shown; j++) {
       const lane = lanes.get(this.scroll + j);
-      const y = AXIS_H + j * LANE_H + LANE_H / 2;
+      const y = this.g.axis + j * this.g.lane + this.g.lane / 2;
       rows.push({ lane, y, runs: lane.info ? this.visibleRuns(lane.info, thread) : null });
       if (rows[j].runs) drawnRuns += rows[j].runs.length;
     }
     const detailed = drawnRuns <= DETAIL_LIMIT;
     this.hits = [];
     ctx.save();
-    ctx.beginPath(); ctx.rect(x0, AXIS_H, x1 - x0, this.height - AXIS_H); ctx.clip();
+    ctx.beginPath(); ctx.rect(x0, this.g.axis, x1 - x0, this.height - this.g.axis); ctx.clip();
     for (const row of rows) {
       const { lane, y } = row;
       if (selected >= 0 && lane.info && lane.info.id === selected && !thread) {
         ctx.fillStyle = '#FFF4D6';
-        ctx.fillRect(x0, y - LANE_H / 2, x1 - x0, LANE_H);
+        ctx.fillRect(x0, y - this.g.lane / 2, x1 - x0, this.g.lane);
       }
+      if (lane.kind === 'fold') continue;
       if (!lane.info) { this.drawRejects(ctx, y, marks, caseColor); continue; }
       this.drawLane(ctx, row.runs, lane.info, y, thread, detailed, selected, marks, pal, caseColor, now);
     }
@@ -563,16 +672,18 @@ class View {
     const xn = this.x(now);
     if (xn >= x0 && xn <= x1) {
       ctx.strokeStyle = pal.neutral.line; ctx.lineWidth = 1; ctx.setLineDash([4, 3]);
-      ctx.beginPath(); ctx.moveTo(xn, AXIS_H); ctx.lineTo(xn, this.height); ctx.stroke(); ctx.setLineDash([]);
+      ctx.beginPath(); ctx.moveTo(xn, this.g.axis); ctx.lineTo(xn, this.height); ctx.stroke(); ctx.setLineDash([]);
     }
     ctx.restore();
-    // lane labels (11 px at least) and the scroll bar
-    ctx.font = '12px sans-serif'; ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+    // lane labels (the type scale's size) and the scroll bar
+    ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
     for (const row of rows) {
       const sel = selected >= 0 && row.lane.info && row.lane.info.id === selected && !thread;
-      ctx.fillStyle = sel ? '#000' : pal.neutral.ink;
-      ctx.font = (sel ? 'bold ' : '') + '12px sans-serif';
-      ctx.fillText(clip(ctx, row.lane.label, GUTTER - 10), GUTTER - 6, row.y);
+      const fold = row.lane.kind === 'fold';
+      ctx.fillStyle = sel ? '#000' : (fold ? '#666' : pal.neutral.ink);
+      this.font(ctx, this.g.text, sel);
+      if (fold) { ctx.textAlign = 'left'; ctx.fillText(clip(ctx, row.lane.label, this.plotX1() - 12), 6, row.y); ctx.textAlign = 'right'; continue; }
+      ctx.fillText(clip(ctx, row.lane.label, this.g.gutter - 10), this.g.gutter - 6, row.y);
     }
     this.drawScrollbar(ctx, lanes);
     const took = performance.now() - started;
@@ -589,32 +700,37 @@ class View {
     el.dataset.lanes = String(lanes.count);
     el.dataset.scroll = String(this.scroll);
     el.dataset.runs = String(s.runs.length);
+    el.dataset.started = String(s.started);
+    el.dataset.folded = String(lanes.folded);
+    el.dataset.fontmin = String(this.fontMin);
+    el.dataset.height = String(this.height);
+    el.dataset.now = String(now);
     el.dataset.drawn = String(drawnRuns);
     el.dataset.frames = String(this.frames);
     el.dataset.selected = String(selected);
     const first = lanes.count ? this.scroll + 1 : 0;
-    this.status.textContent = `${s.n.toLocaleString()} rows · ${s.runs.length.toLocaleString()} runs · lanes ${first}–${this.scroll + shown} of ${lanes.count.toLocaleString()} · ${fmtAt(m, this.v0)} to ${fmtAt(m, this.v1)}` + (selected >= 0 ? ` · task #${selected} selected` : '');
+    this.status.textContent = `${s.n.toLocaleString()} rows · ${s.started.toLocaleString()} runs started · lanes ${first}–${this.scroll + shown} of ${lanes.count.toLocaleString()} · ${fmtAt(m, this.v0)} to ${fmtAt(m, this.v1)}` + (selected >= 0 ? ` · task #${selected} selected` : '');
     this.updateButtons();
   }
 
   drawAxis(ctx, pal) {
-    const x0 = GUTTER, x1 = this.plotX1();
-    const step = niceStep((this.v1 - this.v0) / Math.max(2, (x1 - x0) / 90));
+    const x0 = this.g.gutter, x1 = this.plotX1();
+    const step = niceStep((this.v1 - this.v0) / Math.max(2, (x1 - x0) / (90 * this.g.text / 12)));
     ctx.strokeStyle = pal.neutral.faint; ctx.lineWidth = 1;
-    ctx.fillStyle = pal.neutral.ink; ctx.font = '11px sans-serif'; ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+    ctx.fillStyle = pal.neutral.ink; this.font(ctx, this.g.text); ctx.textAlign = 'center'; ctx.textBaseline = 'top';
     for (let v = Math.ceil(this.v0 / step) * step; v <= this.v1; v += step) {
       const x = Math.round(this.x(v)) + 0.5;
-      ctx.beginPath(); ctx.moveTo(x, AXIS_H - 4); ctx.lineTo(x, this.height); ctx.stroke();
-      ctx.fillText(fmtTick(this.model, Math.abs(v) < step * 1e-6 ? 0 : v, step), x, 4);
+      ctx.beginPath(); ctx.moveTo(x, this.g.axis - 4); ctx.lineTo(x, this.height); ctx.stroke();
+      ctx.fillText(fmtTick(this.model, Math.abs(v) < step * 1e-6 ? 0 : v, step), x, 3);
     }
     ctx.textAlign = 'left';
     ctx.fillText(this.model.get('time_style') === 'wall' ? 'wall clock' : 't (s)', 6, 4);
     ctx.strokeStyle = pal.neutral.line;
-    ctx.beginPath(); ctx.moveTo(x0, AXIS_H - 0.5); ctx.lineTo(x1, AXIS_H - 0.5); ctx.stroke();
+    ctx.beginPath(); ctx.moveTo(x0, this.g.axis - 0.5); ctx.lineTo(x1, this.g.axis - 0.5); ctx.stroke();
   }
 
   drawScrollbar(ctx, lanes) {
-    const x = this.width - SCROLL_W, top = AXIS_H, h = this.height - AXIS_H;
+    const x = this.width - SCROLL_W, top = this.g.axis, h = this.height - this.g.axis;
     ctx.fillStyle = '#F0F0F0'; ctx.fillRect(x, top, SCROLL_W, h);
     const shown = this.lanesOnScreen();
     if (lanes.count <= shown) return;
@@ -630,14 +746,14 @@ class View {
       const t = s.t[i];
       if (t < this.v0 || t > this.v1) continue;
       const x = this.x(t);
-      glyph(ctx, marks.rejected, x, y, caseColor(s.cas[i]));
+      glyph(ctx, marks.rejected, x, y, caseColor(s.cas[i]), this.g.glyph);
       this.hits.push({ x, y, r: 7, seq: s.first + i, task: -1 });
     }
   }
 
   drawLane(ctx, runs, info, y, thread, detailed, selected, marks, pal, caseColor, now) {
-    const s = this.store, x0 = GUTTER, x1 = this.plotX1();
-    const half = BAR_HALF * LANE_H;
+    const s = this.store, x0 = this.g.gutter, x1 = this.plotX1();
+    const half = BAR_HALF * this.g.lane;
     const dim = r => selected >= 0 && r.task !== selected;
     // waiting lines (task lanes)
     if (!thread) {
@@ -657,7 +773,7 @@ class View {
     // first run's colour: with the binary searches of visibleRuns, one lane of 100,000 runs
     // draws in 12 ms a frame (p95 21 ms), was 31 ms (p95 41 ms), so panning it keeps 60
     // frames a second (benchmarks/bench_timeline_widget.py, Dec 1 2026).
-    const scale = (x1 - GUTTER) / (this.v1 - this.v0), v0 = this.v0;
+    const scale = (x1 - this.g.gutter) / (this.v1 - this.v0), v0 = this.v0;
     const colors = [];
     let mx0 = NaN, mx1 = NaN, mcol = null, malpha = 1, mrun = null;
     const flush = () => {
@@ -673,7 +789,7 @@ class View {
       const started = r.started;
       if (!Number.isFinite(started)) continue;
       const end = Number.isFinite(r.ended) ? r.ended : now;
-      let a = GUTTER + (started - v0) * scale, b = GUTTER + (Math.max(end, started) - v0) * scale;
+      let a = this.g.gutter + (started - v0) * scale, b = this.g.gutter + (Math.max(end, started) - v0) * scale;
       if (b < x0 || a > x1) continue;
       a = Math.max(a, x0 - 1); b = Math.min(b, x1 + 1);
       const col = colors[r.cas] || (colors[r.cas] = caseColor(r.cas));
@@ -691,7 +807,7 @@ class View {
     if (!detailed) return;
     for (let i = 0; i < ticks.length; i += 2) {
       ctx.globalAlpha = dim(ticks[i + 1]) ? 0.25 : 1;
-      glyph(ctx, marks.starts, ticks[i], y, null);
+      glyph(ctx, marks.starts, ticks[i], y, null, this.g.glyph);
     }
     ctx.globalAlpha = 1;
     if (thread) this.labelBars(ctx, runs, y, caseColor, now);
@@ -699,8 +815,8 @@ class View {
       ctx.globalAlpha = dim(r) ? 0.25 : 1;
       const col = caseColor(r.cas);
       if (!thread) {
-        if (Number.isFinite(r.sched)) this.point(ctx, marks.scheduled, r.sched, y + (r.periodic ? REARM_OFFSET * LANE_H : 0), col, r.rows[0], r);
-        if (Number.isFinite(r.due)) this.point(ctx, marks.due, r.due, y - marks.due.y_offset * LANE_H, null, r.rows[0], r);
+        if (Number.isFinite(r.sched)) this.point(ctx, marks.scheduled, r.sched, y + (r.periodic ? REARM_OFFSET * this.g.lane : 0), col, r.rows[0], r);
+        if (Number.isFinite(r.due)) this.point(ctx, marks.due, r.due, y - marks.due.y_offset * this.g.lane, null, r.rows[0], r);
         if (Number.isFinite(r.cancelled)) this.point(ctx, marks.cancels, r.cancelled, y, null, r.rows[3], r);
         if (Number.isFinite(r.dropped)) this.point(ctx, marks.drops, r.dropped, y, null, r.rows[3], r);
       }
@@ -712,14 +828,14 @@ class View {
     const dimTask = selected >= 0 && info.id !== selected;
     for (const i of info.cancels) {
       const t = s.t[i];
-      if ((s.flags[i] & 1) === 0) { ctx.globalAlpha = dimTask ? 0.25 : 1; this.point(ctx, marks.cancels, t, y, null, s.first + i, { task: info.id }); }
+      if ((s.flags[i] & s.F.removed) === 0) { ctx.globalAlpha = dimTask ? 0.25 : 1; this.point(ctx, marks.cancels, t, y, null, s.first + i, { task: info.id }); }
     }
     for (const i of info.missed) {
       ctx.globalAlpha = dimTask ? 0.25 : 1;
-      this.point(ctx, marks.skipped, s.due[i], y - marks.skipped.y_offset * LANE_H, null, s.first + i, { task: info.id });
+      this.point(ctx, marks.skipped, s.due[i], y - marks.skipped.y_offset * this.g.lane, null, s.first + i, { task: info.id });
     }
     for (const i of info.dups) { // a duplicate request: a diamond above the task it matched
-      const t = s.t[i], due = s.due[i], yy = y - marks.duplicates.y_offset * LANE_H;
+      const t = s.t[i], due = s.due[i], yy = y - marks.duplicates.y_offset * this.g.lane;
       ctx.globalAlpha = dimTask ? 0.25 : 1;
       if (t <= this.v1 && due >= this.v0) {
         ctx.strokeStyle = pal.neutral.line; ctx.lineWidth = 0.9 * PT;
@@ -733,17 +849,17 @@ class View {
   point(ctx, mark, t, y, color, seq, run) {
     if (t < this.v0 || t > this.v1) return;
     const x = this.x(t);
-    glyph(ctx, mark, x, y, color);
-    this.hits.push({ x, y, r: Math.max(5, Math.sqrt(mark.size) * PT / 2), seq, run });
+    glyph(ctx, mark, x, y, color, this.g.glyph);
+    this.hits.push({ x, y, r: Math.max(5, Math.sqrt(mark.size) * PT * this.g.glyph / 2), seq, run });
   }
 
   labelBars(ctx, runs, y, caseColor, now) {
     const s = this.store;
-    ctx.font = '11px sans-serif'; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
+    this.font(ctx, this.g.text); ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
     let written = 0;
     for (const r of runs) {
       if (!Number.isFinite(r.started) || written > 200) continue;
-      const a = Math.max(this.x(r.started), GUTTER), b = Math.min(this.x(Number.isFinite(r.ended) ? r.ended : now), this.plotX1());
+      const a = Math.max(this.x(r.started), this.g.gutter), b = Math.min(this.x(Number.isFinite(r.ended) ? r.ended : now), this.plotX1());
       const name = s.labels[r.label];
       const text = (name ? name + ' ' : '') + '#' + r.task;
       if (b - a < ctx.measureText(text).width + 8) continue;
@@ -761,20 +877,25 @@ class View {
     e.preventDefault();
     const [px, py] = this.pos(e);
     if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
-      if (e.shiftKey && !e.deltaX) { this.scroll += Math.sign(e.deltaY) * 3; this.invalidate(); return; }
-      const dt = (e.deltaX || e.deltaY) / (this.plotX1() - GUTTER) * (this.v1 - this.v0);
+      if (e.shiftKey && !e.deltaX) { this.stick = false; this.scroll += Math.sign(e.deltaY) * 3; this.invalidate(); return; }
+      const dt = (e.deltaX || e.deltaY) / (this.plotX1() - this.g.gutter) * (this.v1 - this.v0);
       this.v0 += dt; this.v1 += dt; this.setFollow(false); this.sendView(false); this.invalidate(); return;
     }
     const factor = Math.exp(e.deltaY * 0.0015);
     const m = this.model;
+    const widest = this.maxWidth(); // zoom-out stops at the run's extent plus a margin
     if (m.get('follow')) { // zoom while following: a narrower or wider window ending at now
-      const win = Math.max((this.v1 - this.v0) * factor, 1e-6);
+      const win = Math.min(Math.max((this.v1 - this.v0) * factor, 1e-6), widest);
       m.set('window', win); m.save_changes(); this.invalidate(); return;
     }
-    const at = this.t(Math.max(GUTTER, Math.min(px, this.plotX1())));
+    const at = this.t(Math.max(this.g.gutter, Math.min(px, this.plotX1())));
     this.v0 = at - (at - this.v0) * factor;
     this.v1 = at + (this.v1 - at) * factor;
     if (this.v1 - this.v0 < 1e-6) { const c = (this.v0 + this.v1) / 2; this.v0 = c - 5e-7; this.v1 = c + 5e-7; }
+    if (this.v1 - this.v0 >= widest) { // all of it: the extent, centred in the margin
+      const [a, b] = this.extent(), pad = (widest - (b - a)) / 2;
+      this.v0 = a - pad; this.v1 = b + pad;
+    }
     this.sendView(false);
     this.invalidate();
     void py;
@@ -800,10 +921,12 @@ class View {
       const lanes = this.laneList(), shown = this.lanesOnScreen();
       const per = (lanes.count - shown) / Math.max(1, this.thumb.h - this.thumb.th);
       this.scroll = Math.round(d.scroll + dy * per);
+      this.stick = false;
     } else {
-      const dt = dx / (this.plotX1() - GUTTER) * (d.v1 - d.v0);
+      const dt = dx / (this.plotX1() - this.g.gutter) * (d.v1 - d.v0);
       this.v0 = d.v0 - dt; this.v1 = d.v1 - dt;
-      this.scroll = Math.round(d.scroll - dy / LANE_H);
+      const scrolled = Math.round(d.scroll - dy / this.g.lane);
+      if (scrolled !== this.scroll) { this.scroll = scrolled; this.stick = false; }
       if (Math.abs(dx) > 3) this.setFollow(false);
       this.sendView(false);
     }
@@ -856,7 +979,7 @@ class View {
     det.textContent = answer && answer.details ? answer.details : local;
     tip.appendChild(head); tip.appendChild(det);
     tip.style.display = 'block';
-    const left = Math.min(px + 14, this.width - 300);
+    const left = Math.min(px + 14, this.width - (this.g.text > 12 ? 400 : 300));
     tip.style.left = Math.max(0, left) + 'px';
     tip.style.top = (py + 40) + 'px';
     this.el.dataset.hover = String(hit.seq);
@@ -871,12 +994,14 @@ class View {
   buildLegend() {
     const m = this.model, pal = m.get('palette'), marks = m.get('marks'), names = m.get('case_names');
     const lg = this.legend;
+    lg.innerHTML = '';
+    const z = this.g.glyph;
     const item = (draw, text) => {
       const span = document.createElement('span');
       const c = document.createElement('canvas');
       const dpr = window.devicePixelRatio || 1;
-      c.width = 22 * dpr; c.height = 18 * dpr; c.style.width = '22px'; c.style.height = '18px';
-      const g = c.getContext('2d'); g.scale(dpr, dpr); draw(g);
+      c.width = 22 * z * dpr; c.height = 18 * z * dpr; c.style.width = 22 * z + 'px'; c.style.height = 18 * z + 'px';
+      const g = c.getContext('2d'); g.scale(dpr * z, dpr * z); draw(g);
       span.appendChild(c); span.appendChild(document.createTextNode(text)); lg.appendChild(span);
     };
     for (const c of Object.keys(names)) {
@@ -964,4 +1089,4 @@ function render({ model, el }) {
 }
 
 export default { initialize, render };
-export { Store, K as KIND_CODES };
+export { Store, View, kindCodes };

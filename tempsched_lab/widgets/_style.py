@@ -1,0 +1,91 @@
+"""The widgets' type scale: ``"default"`` (text of 12 px and up) or ``"projector"`` (16 px and up).
+
+One setting moves every text of a view: the HTML of the panels (a style sheet
+keyed on the class ``tsl-projector`` of the view's root), the canvas of the
+interactive timeline (its ``type_scale`` trait) and the matplotlib pictures
+(:mod:`tempsched_lab.plots.style`, drawn a third larger so the bigger type
+fits). ``Dashboard(..., scale="projector")``, ``SideBySide(..., scale=...)``,
+every panel's ``scale=`` and the **projector** toggle in the page set it.
+
+>>> check_scale("projector"), MIN_PX["projector"]
+('projector', 16)
+>>> check_scale("huge")
+Traceback (most recent call last):
+...
+ValueError: scale='huge': expected one of ['default', 'projector']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as W
+
+from ..plots.style import PROJECTOR, SCALES, check_scale
+
+__all__ = [
+    "FIELD_CLASS",
+    "MIN_PX",
+    "PROJECTOR",
+    "PROJECTOR_CLASS",
+    "SCALES",
+    "ZOOM",
+    "check_scale",
+    "projector_toggle",
+    "show_scale",
+    "type_css",
+]
+
+#: The smallest text of each scale, in CSS pixels (HTML, canvas and pictures alike).
+MIN_PX = {"default": 12, "projector": 16}
+#: How much larger pictures are drawn in each scale (their type grows by about as much).
+ZOOM = {"default": 1.0, "projector": 4.0 / 3.0}
+#: The class of a view's root element in projector type.
+PROJECTOR_CLASS = "tsl-projector"
+#: The class of a form's labelled fields: in projector type their labels share one width (in
+#: ``em``: the longest, "takes (s)", fits at 16 px), so the inputs line up in columns.
+FIELD_CLASS = "tsl-field"
+
+# Inline styles in the panels' HTML set 12-14 px; in projector type every text of the view is
+# 16 px (titles and headings larger), the widgets' own controls included (--jp-widgets-*).
+_CSS = """<style>
+.tsl-projector { --jp-widgets-font-size: 16px; --jp-ui-font-size1: 16px;
+  --jp-widgets-inline-height: 34px; --jp-widgets-inline-label-width: 110px; }
+.tsl-projector, .tsl-projector * { font-size: 16px !important; line-height: 1.35; }
+.tsl-projector .tsl-title b { font-size: 20px !important; }
+.tsl-projector h3 { font-size: 24px !important; }
+.tsl-projector .widget-button, .tsl-projector .jupyter-button { height: auto; min-height: 34px; }
+.tsl-projector .tsl-table td, .tsl-projector .tsl-table th { padding: 2px 8px; }
+.tsl-projector .widget-label { width: auto !important; max-width: none !important; }
+.tsl-projector .tsl-field { width: 15em !important; }
+.tsl-projector .tsl-field .widget-label { width: 5.6em !important; min-width: 5.6em; }
+</style>"""
+
+
+def type_css() -> str:
+    """The style sheet every view carries (in its first HTML): what ``tsl-projector`` changes."""
+    return _CSS
+
+
+def show_scale(box: W.Widget, scale: str, toggle: W.ToggleButton | None = None) -> None:
+    """Give ``box`` the class of ``scale`` (``tsl-projector`` or none); set ``toggle`` to match."""
+    if scale == PROJECTOR:
+        box.add_class(PROJECTOR_CLASS)
+    else:
+        box.remove_class(PROJECTOR_CLASS)
+    if toggle is not None and toggle.value != (scale == PROJECTOR):
+        toggle.value = scale == PROJECTOR
+
+
+def projector_toggle(scale: str, switch: Callable[[str], Any]) -> W.ToggleButton:
+    """The **projector** toggle: on calls ``switch("projector")``, off ``switch("default")``."""
+    toggle = W.ToggleButton(
+        value=scale == PROJECTOR,
+        description="projector",
+        tooltip="text of 16 px and more everywhere (for a class); off: 12 px and more",
+        layout=W.Layout(width="auto", flex="0 0 auto"),
+    )
+    toggle.add_class("tsl-projector-toggle")
+    toggle.observe(lambda change: switch(PROJECTOR if change["new"] else "default"), names="value")
+    return toggle
