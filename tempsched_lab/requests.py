@@ -70,8 +70,7 @@ _isfinite = math.isfinite
 #: ``at`` is an absolute time on the scheduler's clock, ``delay`` a time from now; with
 #: neither, the first time follows the recurrence (one period from now, or the trigger's
 #: next fire time). The due time is computed under the scheduler's lock (:func:`due_of`),
-#: when *now* is read. A plain tuple: a ``NamedTuple`` costs a Python-level ``__new__``
-#: per request (about 3 % of a ``schedule`` call, counted with benchmarks/instructions.py).
+#: when *now* is read. A plain tuple, unpacked where it is read.
 Request: TypeAlias = "tuple[Task, float | None, float | None]"
 
 
