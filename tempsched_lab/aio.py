@@ -44,14 +44,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import functools
 import math
 import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from .clock import Drivable
 from .runs import in_task, run_token
@@ -560,26 +559,6 @@ def _check_timeout(timeout: object) -> float | None:
     return float(timeout)
 
 
-def _refusing_a_closed_loop(
-    method: Callable[Concatenate[Scheduler, P], R],
-) -> Callable[Concatenate[Scheduler, P], R]:
-    """``method``, raising :class:`~tempsched_lab.SchedulerClosedError` on a closed loop.
-
-    The loop's closing ends what it held (runs in flight fail with ``CancelledError``)
-    and makes the scheduler's driver dead, as a dead worker thread would: the error says
-    the loop was closed, instead of an ID that never runs.
-    """
-
-    def checked(self: Scheduler, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        loop = self.loop
-        if loop is not None and loop.is_closed():
-            self._end_closed_loops()
-        return method(self, *args, **kwargs)
-
-    functools.update_wrapper(checked, method)  # its name, docstring and signature
-    return checked
-
-
 class AsyncScheduler(Scheduler):
     """A :class:`~tempsched_lab.Scheduler` that lives on an event loop: no worker thread.
 
@@ -622,13 +601,6 @@ class AsyncScheduler(Scheduler):
             loop=loop,
             **options,
         )
-
-    # A closed loop is a dead driver: nothing scheduled could ever run. Asking the loop costs
-    # one attribute read per request, paid by this class only (asyncio has no hook on close).
-    schedule = _refusing_a_closed_loop(Scheduler.schedule)
-    schedule_decision = _refusing_a_closed_loop(Scheduler.schedule_decision)
-    schedule_many = _refusing_a_closed_loop(Scheduler.schedule_many)
-    submit_request = _refusing_a_closed_loop(Scheduler.submit_request)
 
     async def idle(self, timeout: float | None = None) -> bool:
         """Wait until nothing is pending or running; False on timeout (:func:`wait_idle_async`)."""

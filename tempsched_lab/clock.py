@@ -37,6 +37,7 @@ __all__ = [
     "Clock",
     "Drivable",
     "Driver",
+    "GroupFirer",
     "LoopError",
     "RealClock",
     "ThreadDriver",
@@ -73,12 +74,14 @@ class Drivable(Protocol):
         ...
 
 
-class Steppable(Drivable, Protocol):
-    """A target that can run a whole window of virtual time itself (the fast path)."""
+class GroupFirer(Drivable, Protocol):
+    """A target that fires its own groups one at a time for a virtual clock that drives it
+    alone: the clock decides up to when, the target finds its next group (no query across
+    targets per group). The scheduler is one; anything else is stepped."""
 
-    def fire_until(self, until: float, move: Callable[[float], None], max_steps: int) -> int | None:
-        """Fire every group due up to ``until``, calling ``move(t)`` before each; at most
-        ``max_steps`` groups. Returns the groups fired, or ``None`` to be stepped instead."""
+    def fire_next(self, until: float, move: Callable[[float], None]) -> bool:
+        """Fire the earliest group if it is due by ``until``, calling ``move(t)`` with its time
+        first; False when nothing is due by ``until``."""
         ...
 
 
@@ -409,11 +412,15 @@ class VirtualClock:
             t = self.next_time()
             if t is None:
                 return None
-            self._move_to(t)
-            now = self._now
-            for driver in list(self._drivers):
-                driver.target.fire_due(now)
+            self._fire_at(t)
             return t
+
+    def _fire_at(self, t: float) -> None:
+        """Move to ``t`` and let every attached target fire what is due then."""
+        self._move_to(t)
+        now = self._now
+        for driver in list(self._drivers):
+            driver.target.fire_due(now)
 
     def _move_to(self, t: float) -> None:
         if t <= self._now:
@@ -508,26 +515,25 @@ class VirtualClock:
     def _run_window(self, until: float, max_steps: int) -> int:
         """Fire groups due up to ``until`` (at most ``max_steps``); returns how many fired.
 
-        With a single attached scheduler that can run the window itself (inline runs),
-        the whole window is one call: no step, no next-time query per group across
-        schedulers (about 40 % fewer instructions per one-shot task, counted with
-        ``benchmarks/instructions.py``). Otherwise, one :meth:`step` per group.
+        The clock decides when: each group at its own time. A lone target that can find
+        its own next group (:class:`GroupFirer`, a scheduler) is asked for it directly;
+        otherwise the earliest time across targets is looked up and every target fires.
         """
         steps = 0
         drivers = self._drivers
         while steps < max_steps:
-            if len(drivers) == 1:
-                fire_until = getattr(drivers[0].target, "fire_until", None)
-                if fire_until is not None:
-                    fired = fire_until(until, self._move_to, max_steps - steps)
-                    if fired:  # it ran some groups; ask again (it may have stopped early)
-                        steps += fired
-                        continue
-                    # 0: nothing is due in the window; None: it declined: step once instead
-            nxt = self.next_time()
-            if nxt is None or nxt > until:
+            fire_next = getattr(drivers[0].target, "fire_next", None) if len(drivers) == 1 else None
+            if fire_next is not None:
+                move = self._move_to
+                while steps < max_steps and len(drivers) == 1:
+                    if not fire_next(until, move):
+                        return steps
+                    steps += 1
+                continue
+            t = self.next_time()
+            if t is None or t > until:
                 return steps
-            self.step()
+            self._fire_at(t)
             steps += 1
         return steps
 

@@ -69,6 +69,9 @@ class Launcher(Protocol):
 
     #: a short name for reprs and the docs: "inline", "thread", "pool", "executor"
     kind: str
+    # Optional: ``runs_in_caller = True`` says that ``launch()`` runs each run to its end in
+    # the calling thread, in order, before it returns; the scheduler may then record a lone
+    # run's start with its dispatch on a virtual clock, where time cannot move in between.
 
     def launch(self, runs: Sequence[Run]) -> None:
         """Start every run of a due batch (each records its own start and end)."""
@@ -98,6 +101,7 @@ class InlineLauncher:
     """
 
     kind = "inline"
+    runs_in_caller = True
 
     def __init__(self, runner: Runner) -> None:
         self._runner = runner

@@ -1,11 +1,12 @@
 """The event log: one typed row per observable scheduling step.
 
-The scheduler's :class:`Recorder` writes one row per step while the scheduler
-holds its lock, so ``seq`` is gapless and the log order is the true order. Rows
-are stored as small tuples (appending never builds a DataFrame); full chunks of
-rows are compacted in the background into per-kind numpy arrays (about half the
-memory), and :meth:`EventLog.to_frame` builds a typed pandas DataFrame on demand.
-Neither numpy nor pandas is imported until a frame is asked for.
+The scheduler's :class:`~tempsched_lab.recorder.Recorder` writes one row per step
+(through :meth:`EventLog.append`) while the scheduler holds its lock, so ``seq`` is
+gapless and the log order is the true order. Rows are stored as small tuples
+(appending never builds a DataFrame); full chunks of rows are compacted in the
+background into per-kind numpy arrays (about half the memory), and
+:meth:`EventLog.to_frame` builds a typed pandas DataFrame on demand. Neither numpy
+nor pandas is imported until a frame is asked for.
 
 >>> from tempsched_lab import Scheduler, VirtualClock
 >>> s = Scheduler(VirtualClock())
@@ -24,15 +25,13 @@ import math
 import os
 import threading
 import time
-import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .compactor import compact_later
 from .schema import COLUMNS, COMMON, DERIVED, KIND_CODE, KINDS, LAYOUTS, ORIGINS, STORES
 from .subscriptions import Subscription
-from .task import Task, describe_exception, short_repr
 from .timescale import ORIGIN_ATTR
 
 if TYPE_CHECKING:
@@ -40,9 +39,8 @@ if TYPE_CHECKING:
 
     from .audit import AuditReport
     from .logframe import Compact
-    from .queues.base import DueGroup, TimerQueue
 
-__all__ = ["EventLog", "Recorder", "Subscription", "read_log", "row_dict"]
+__all__ = ["EventLog", "Subscription", "read_log", "row_dict"]
 
 Row = tuple[Any, ...]
 #: Rows per chunk of an unbounded log: compacted (and spilled) a chunk at a time.
@@ -370,7 +368,6 @@ class EventLog:
         #: rows in the tail before an append takes the slow path (0 while any tap or
         #: subscriber listens): one comparison per append covers both (see _fans)
         self._limit = self._chunk_size
-        self._local = threading.local()
         #: exceptions raised by taps (each removed when it raised)
         self.tap_errors: list[BaseException] = []
 
@@ -528,21 +525,18 @@ class EventLog:
     def _fans(self, on: bool) -> None:
         self._limit = 0 if on else self._chunk_size
 
-    def _append(self, row: Row) -> None:
-        """Store one row (the recorder's hottest rows inline these five lines)."""
+    def append(self, row: Row) -> None:
+        """Store one row laid out as :data:`~tempsched_lab.schema.LAYOUTS` says (the log's one
+        way in: the :class:`~tempsched_lab.recorder.Recorder` writes every row through it).
+
+        The caller holds the lock the log was given (the scheduler's), so ``seq`` follows
+        the true order of the steps.
+        """
         rows = self._rows
         rows.append(row)
         self._seq += 1
         if len(rows) >= self._limit:
             self._after_append(row)
-
-    def _extend(self, rows: list[Row]) -> None:
-        """Append many rows at once (``schedule_many``), sealing chunks as they fill."""
-        for row in rows:  # rarely more than a chunk: the seal check stays per row
-            self._rows.append(row)
-            self._seq += 1
-            if len(self._rows) >= self._limit:
-                self._after_append(row)
 
     def _after_append(self, row: Row) -> None:
         """The rare work after an append: seal a full chunk, hand the row to taps/subscribers."""
@@ -698,14 +692,6 @@ class EventLog:
         for sub in self._subs:
             sub.offer(seq, row)
 
-    def _thread_name(self) -> str:
-        """The current thread's name, cached in thread-local storage (a hot-path saving)."""
-        try:
-            return self._local.name  # type: ignore[no-any-return]
-        except AttributeError:
-            name = self._local.name = threading.current_thread().name
-            return name
-
     # -- export -------------------------------------------------------------------------
     def to_csv(self, path: str | os.PathLike[str]) -> None:
         """Write the log as plain CSV, its metadata in ``path + ".meta.json"`` beside it.
@@ -742,394 +728,3 @@ def read_log(path: str | os.PathLike[str], *, on_incomplete: str = "raise") -> p
 
     frame: pd.DataFrame = read(path, on_incomplete=on_incomplete)
     return frame
-
-
-#: A decision's case as a plain int (``CASE_INT[case]``). A row holding only atoms (numbers,
-#: strings, ``None``) is untracked by the garbage collector after its first collection; one
-#: holding a ``Case`` member stays tracked, and every later full collection walks every such
-#: row: storing the int saves ~1,800 instructions per ``schedule`` with the log on (callgrind,
-#: 5,000 calls: 29,712 -> 27,931).
-CASE_INT: tuple[int, ...] = tuple(range(9))
-
-
-class Recorder:
-    """Writes the event log in the scheduler's words: one method per kind of step.
-
-    The scheduler calls these while holding its lock; each reads the queue
-    context (head time, head size, queue size) itself, so a row always says
-    what the queue looked like right after the step. None of them raises for
-    any task, argument or exception a user can supply.
-    """
-
-    __slots__ = ("_append", "_fire", "_index", "_local", "_queue", "_wall", "log")
-
-    def __init__(self, log: EventLog, queue: TimerQueue) -> None:
-        self.log = log
-        self._queue = queue
-        self._append = log._append
-        self._local = log._local
-        self._index = queue.index  # len() of it is the queue size, without a method call
-        self._wall = time.time
-        fire = type(queue).fire_time
-        from .queues.base import TimerQueue
-
-        self._fire = None if fire is TimerQueue.fire_time else queue.fire_time
-
-    def _thread(self) -> str:
-        try:
-            return self._local.name  # type: ignore[no-any-return]
-        except AttributeError:
-            name = self._local.name = threading.current_thread().name
-            return name
-
-    # -- decisions ------------------------------------------------------------------
-    def scheduled(
-        self,
-        now: float,
-        task: Task,
-        case: int,
-        origin: int,
-        head_before: float | None,
-        head_after: float | None,
-        woke: bool,
-    ) -> None:
-        """A request stored as ``task`` (cases 2, 3, 4, 6, 8), or a periodic re-arm."""
-        due = task.due
-        args = task.args
-        try:
-            thread = self._local.name
-        except AttributeError:
-            thread = self._thread()
-        row = (
-            0,
-            now,
-            self._wall(),
-            thread,
-            task.id,
-            CASE_INT[case],
-            -1,
-            due,
-            due if self._fire is None else self._fire(due),
-            task.label,
-            "()" if args == () else short_repr(args),
-            task.period,
-            origin,
-            head_before,
-            head_after,
-            self._queue.head_size(),
-            len(self._index),
-            woke,
-            task.trigger_text,
-        )
-        log = self.log  # EventLog._append inlined on the hottest rows: ~550 instructions a row
-        log._rows.append(row)
-        log._seq += 1
-        if len(log._rows) >= log._limit:
-            log._after_append(row)
-
-    def duplicate(
-        self, now: float, request: Task, dup: Task, case: int, origin: int, head: float | None
-    ) -> None:
-        """A request that matched pending task ``dup`` (cases 5 and 7): nothing stored."""
-        queue = self._queue
-        due = request.due
-        self._append(
-            (
-                0,
-                now,
-                self._wall(),
-                self._thread(),
-                dup.id,
-                CASE_INT[case],
-                dup.id,
-                due,
-                due if self._fire is None else self._fire(due),
-                request.name,
-                short_repr(request.args),
-                request.period,
-                origin,
-                head,
-                head,
-                queue.head_size(),
-                len(self._index),
-                False,
-                request.trigger_text,
-            )
-        )
-
-    def rejected(
-        self,
-        now: float,
-        case: int,
-        due: float,
-        label: str,
-        args: str,
-        period: float | None,
-        origin: int,
-        reason: str,
-    ) -> None:
-        """A request rejected: case 1 (in the past), or invalid input (``case`` 0)."""
-        queue = self._queue
-        self._append(
-            (
-                1,
-                now,
-                self._wall(),
-                self._thread(),
-                case,
-                due,
-                label,
-                args,
-                period,
-                origin,
-                queue.head_time(),
-                queue.head_size(),
-                len(self._index),
-                reason,
-            )
-        )
-
-    # -- the worker -------------------------------------------------------------------
-    def woke(self, now: float, notified: bool, wait: float | None) -> None:
-        """The worker's wait ended: notified (the head moved earlier) or timed out."""
-        queue = self._queue
-        self._append(
-            (
-                2,
-                now,
-                self._wall(),
-                self._thread(),
-                "notified" if notified else "timeout",
-                wait,
-                queue.head_time(),
-                queue.head_size(),
-                len(self._index),
-            )
-        )
-
-    # -- runs -------------------------------------------------------------------------
-    def dispatched(self, now: float, groups: Sequence[DueGroup]) -> None:
-        """The due ``groups`` just taken left the queue for their executors: one row per
-        task, in order, each with the queue as it is after the whole batch left.
-
-        One reading of the wall clock, the thread and the queue for the batch: 5,000 due at
-        once cost ~1,700 instructions a task less than a call per row (callgrind); a group of
-        one costs ~1,000 more (the extra loop).
-        """
-        queue = self._queue
-        head, ready, size = queue.head_time(), queue.head_size(), len(self._index)
-        try:
-            thread = self._local.name
-        except AttributeError:
-            thread = self._thread()
-        wall, fire, log = self._wall(), self._fire, self.log
-        rows = log._rows
-        for group in groups:
-            for task in group.tasks:
-                due = task.due
-                row = (
-                    3,
-                    now,
-                    wall,
-                    thread,
-                    task.id,
-                    due,
-                    due if fire is None else fire(due),
-                    task.label,
-                    head,
-                    ready,
-                    size,
-                )
-                rows.append(row)  # EventLog._append inlined, as in scheduled()
-                log._seq += 1
-                if len(rows) >= log._limit:
-                    log._after_append(row)
-                    rows = log._rows  # (a full chunk was filed: a new tail)
-
-    def started(self, now: float, task: Task, due: float, dispatched: float) -> None:
-        """A run started."""
-        try:
-            thread = self._local.name
-        except AttributeError:
-            thread = self._thread()
-        row = (4, now, self._wall(), thread, task.id, due, task.label, dispatched)
-        log = self.log
-        log._rows.append(row)
-        log._seq += 1
-        if len(log._rows) >= log._limit:
-            log._after_append(row)
-
-    def finished(
-        self,
-        now: float,
-        task: Task,
-        due: float,
-        duration: float,
-        result: Any,
-        worker: str | None = None,
-        worker_start: float | None = None,
-    ) -> None:
-        """A run returned (``result``: its return value, only its type name is kept).
-
-        ``worker``/``worker_start``: where and when a run handed to a cluster started.
-        """
-        try:
-            thread = self._local.name
-        except AttributeError:
-            thread = self._thread()
-        row = (
-            5,
-            now,
-            self._wall(),
-            thread,
-            task.id,
-            due,
-            task.label,
-            duration,
-            type(result).__name__,
-            worker,
-            worker_start,
-        )
-        log = self.log
-        log._rows.append(row)
-        log._seq += 1
-        if len(log._rows) >= log._limit:
-            log._after_append(row)
-
-    def failed(
-        self,
-        now: float,
-        task: Task,
-        due: float,
-        duration: float,
-        exc: BaseException,
-        worker: str | None = None,
-        worker_start: float | None = None,
-    ) -> str:
-        """A run raised ``exc``; returns the traceback text it recorded."""
-        text = traceback_text(exc)
-        self._append(
-            (
-                6,
-                now,
-                self._wall(),
-                self._thread(),
-                task.id,
-                due,
-                task.label,
-                duration,
-                describe_exception(exc),
-                text,
-                worker,
-                worker_start,
-            )
-        )
-        return text
-
-    def event_set(self, now: float, task: Task, due: float) -> None:
-        """A ``threading.Event`` action was set."""
-        self._append((7, now, self._wall(), self._thread(), task.id, due, task.label))
-
-    def missed(self, now: float, task: Task, due: float, missed: int, policy: str) -> None:
-        """A periodic re-arm skipped ``missed`` runs under misfire ``policy``."""
-        self._append(
-            (
-                8,
-                now,
-                self._wall(),
-                self._thread(),
-                task.id,
-                due,
-                task.label,
-                task.period,
-                missed,
-                policy,
-            )
-        )
-
-    # -- cancel and shutdown ----------------------------------------------------------
-    def cancelled(
-        self,
-        now: float,
-        task_id: int,
-        result: str,
-        where: str | None,
-        task: Task | None,
-        head_before: float | None,
-    ) -> None:
-        """A cancel request and what it did."""
-        queue = self._queue
-        self._append(
-            (
-                9,
-                now,
-                self._wall(),
-                self._thread(),
-                task_id,
-                result,
-                where,
-                math.nan if task is None else task.due,
-                None if task is None else task.label,
-                head_before,
-                queue.head_time(),
-                queue.head_size(),
-                len(self._index),
-            )
-        )
-
-    def dropped(self, now: float, task: Task, detail: str | None) -> None:
-        """``task`` was dropped by shutdown (pending, or a periodic task not re-armed)."""
-        queue = self._queue
-        self._append(
-            (
-                10,
-                now,
-                self._wall(),
-                self._thread(),
-                task.id,
-                "dropped",
-                task.due,
-                task.label,
-                queue.head_size(),
-                len(self._index),
-                detail,
-            )
-        )
-
-    def stopped(self, now: float, detail: str) -> None:
-        """The scheduler stopped (the last row of a closed scheduler's log)."""
-        queue = self._queue
-        self._append(
-            (
-                10,
-                now,
-                self._wall(),
-                self._thread(),
-                -1,
-                "stopped",
-                math.nan,
-                None,
-                queue.head_size(),
-                len(self._index),
-                detail,
-            )
-        )
-
-
-def traceback_text(exc: BaseException) -> str:
-    """The formatted traceback of ``exc`` from the task's own code on; never raises.
-
-    The runner's frame (``tempsched_lab/runs.py``, which called the task) is left
-    out; a broken ``__str__`` is named instead of raising.
-    """
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_filename == _RUNS:
-        tb = tb.tb_next
-    try:
-        return "".join(traceback.format_exception(type(exc), exc, tb))
-    except Exception:
-        frames = traceback.format_tb(tb) if tb is not None else []
-        return "".join(frames) + describe_exception(exc) + "\n"
-
-
-_RUNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runs.py")

@@ -1,37 +1,104 @@
-"""Requests: turning what a caller passed to ``schedule`` into a validated request record.
+"""The way in: what a caller passes to ``schedule`` becomes one validated :class:`Request`.
 
-A :class:`RequestBuilder` belongs to one scheduler (it knows the scheduler's
-default misfire policy, its queue's shortest period and its clock's date
-conversion) and builds the :class:`~tempsched_lab.task.Task` that the decision
-tree reads. Every error names the argument and its value, cut short; nothing
-here takes the scheduler's lock or changes its state.
+A request's keyword arguments are declared once, in :class:`RequestOptions`:
+``Scheduler.schedule``, ``Scheduler.schedule_decision`` and the mappings of
+``Scheduler.schedule_many`` all take them, and :meth:`RequestBuilder.build` is the
+one place that checks them. A :class:`RequestBuilder` belongs to one scheduler (it
+knows the scheduler's default misfire policy, its queue's shortest period and its
+clock's date conversion). Every error names the argument and its value, cut short;
+nothing here takes the scheduler's lock or changes its state.
+
+>>> from tempsched_lab import VirtualClock
+>>> builder = RequestBuilder("skip", 0.0, "sorteddict", VirtualClock().from_datetime)
+>>> task, at, delay = builder.build(print, {"delay": 1.0, "period": 2.0})
+>>> task.period, at, delay
+(2.0, None, 1.0)
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import operator
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeAlias, TypedDict
 
 from . import validation as check
 from .task import PeriodicTask, Task, TriggeredTask, short_repr
 
-__all__ = ["RequestBuilder", "due_of", "request_field", "round_up", "task_id_of"]
+__all__ = [
+    "Request",
+    "RequestBuilder",
+    "RequestOptions",
+    "due_of",
+    "options_signature",
+    "round_up",
+    "task_id_of",
+]
 
-# Bound once: a global name is one lookup; math.isfinite is two (measured 14 ns vs 33 ns
-# for the `x - x == 0.0` trick it replaces, which bought nothing).
+
+class RequestOptions(TypedDict, total=False):
+    """The keyword arguments of a request: the one declaration of ``schedule()``'s signature.
+
+    Defaults (:data:`DEFAULTS`): ``args=()``, ``fixed_delay=False``, everything else ``None``.
+    """
+
+    at: float | datetime | None
+    delay: float | None
+    period: float | None
+    args: tuple[Any, ...] | list[Any]
+    kwargs: Mapping[str, Any] | None
+    label: str | None
+    fixed_delay: bool
+    misfire: str | None
+    cron: str | None
+    tz: Any
+    trigger: Any
+
+
+#: The default of each option that is not ``None``.
+DEFAULTS: dict[str, Any] = {"args": (), "fixed_delay": False}
+OPTION_NAMES = frozenset(RequestOptions.__annotations__)
+_CALENDAR = ("cron", "tz", "trigger")
+# The options of the common request (a callable at a float time, with arguments and a label).
+_PLAIN = frozenset(("at", "args", "label"))
 _isfinite = math.isfinite
 
 
+#: One validated request: ``(task, at, delay)``, the task record to store and when.
+#: ``at`` is an absolute time on the scheduler's clock, ``delay`` a time from now; with
+#: neither, the first time follows the recurrence (one period from now, or the trigger's
+#: next fire time). The due time is computed under the scheduler's lock (:func:`due_of`),
+#: when *now* is read. A plain tuple, unpacked where it is read.
+Request: TypeAlias = "tuple[Task, float | None, float | None]"
+
+
+def options_signature(first: list[inspect.Parameter], returns: str) -> inspect.Signature:
+    """The signature a door shows in ``help()`` and the docs: ``first``, then every option.
+
+    >>> str(options_signature([], "int")).startswith("(*, at: 'float | datetime | None' = None")
+    True
+    """
+    options = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=DEFAULTS.get(name),
+            annotation=getattr(hint, "__forward_arg__", hint),  # the text as declared
+        )
+        for name, hint in RequestOptions.__annotations__.items()
+    ]
+    return inspect.Signature([*first, *options], return_annotation=returns)
+
+
 class RequestBuilder:
-    """Builds the request records of one scheduler's ``schedule`` calls.
+    """Builds the requests of one scheduler (its defaults: misfire policy, shortest period).
 
     >>> from tempsched_lab import VirtualClock
     >>> builder = RequestBuilder("skip", 0.0, "sorteddict", VirtualClock().from_datetime)
-    >>> builder.plain(print, 1.0, None, 2.0, (), None, None, False, None).period
-    2.0
+    >>> builder.build(print, {"at": 3.0})[1]
+    3.0
     """
 
     def __init__(
@@ -46,33 +113,71 @@ class RequestBuilder:
         self.design = design
         self.from_datetime = from_datetime
 
-    def plain(
-        self,
-        action: Any,
-        at: Any,
-        delay: Any,
-        period: Any,
-        args: Any,
-        kwargs: Any,
-        label: Any,
-        fixed_delay: Any,
-        misfire: Any,
-    ) -> Task:
-        """The request record for validated arguments (every error names its argument)."""
+    def build(self, action: Any, options: Mapping[str, Any], door: str = "schedule") -> Request:
+        """The request for ``action`` with these options, validated (errors name the argument).
+
+        ``door`` names the caller in the error for an unknown option.
+        """
+        if len(options) == 1:  # at= alone, the commonest call: plain() without its call
+            at = options.get("at")
+            if type(at) is float and callable(action) and _isfinite(at):
+                return Task(at, action, (), None, None), at, None
+        elif options.keys() <= _PLAIN:
+            at = options.get("at")
+            if type(at) is float:
+                request = self.plain(action, at, options.get("args", ()), options.get("label"))
+                if request is not None:
+                    return request
+        unknown = options.keys() - OPTION_NAMES
+        if unknown:
+            raise TypeError(f"{door}() got an unexpected keyword argument {min(unknown)!r}")
+        return self._general(action, options)
+
+    def plain(self, action: Any, at: float, args: Any = (), label: Any = None) -> Request | None:
+        """The common request, a callable at a finite float time with a tuple of arguments
+        (and a text label), with no further checks to make; ``None`` for any other, which
+        takes the general path (whose errors name the argument)."""
+        if (
+            callable(action)
+            and type(args) is tuple
+            and (label is None or type(label) is str)
+            and _isfinite(at)
+        ):
+            return Task(at, action, args, None, label), at, None
+        return None
+
+    def _general(self, action: Any, options: Mapping[str, Any]) -> Request:
+        get = options.get
+        at, delay = get("at"), get("delay")
+        if get("cron") is not None or get("tz") is not None or get("trigger") is not None:
+            task = self._calendar(action, options)
+        else:
+            task = self._record(action, options)
+        if at is not None:
+            return task, self.absolute(at), None
+        if delay is not None:
+            return task, None, check.check_delay(delay)
+        return task, None, None
+
+    def _record(self, action: Any, options: Mapping[str, Any]) -> Task:
+        """The task record of a one-shot or periodic request (every error names its argument)."""
+        get = options.get
+        at, delay, period = get("at"), get("delay"), get("period")
+        fixed_delay, misfire = get("fixed_delay", False), get("misfire")
         if not callable(action):
             action = check.check_action(action)
+        args = get("args", ())
         if type(args) is not tuple:
             args = check.check_args(args)
+        kwargs = get("kwargs")
         if kwargs is not None:
             kwargs = check.check_kwargs(kwargs)
+        label = get("label")
         if label is not None and type(label) is not str:
             label = check.check_label(label)
         if fixed_delay is not False:
             check.check_flag("fixed_delay", fixed_delay)
-        if at is not None and delay is not None:
-            raise ValueError(
-                f"at={short_repr(at)} and delay={short_repr(delay)}: give one of them, not both"
-            )
+        _one_time(at, delay)
         if period is None:
             if at is None and delay is None:
                 raise ValueError("at=None, delay=None, period=None: give a time (at or delay)")
@@ -81,66 +186,56 @@ class RequestBuilder:
                 raise ValueError(f"{name}={short_repr(fixed_delay or misfire)}: needs a period")
             return Task(0.0, action, args, kwargs, label)
         period = check.check_period(period)
-        floor = self.min_period
-        if period < floor:
+        if period < self.min_period:
             raise ValueError(
                 f"period={short_repr(period)}: shorter than the {self.design} queue's "
-                f"tick ({floor:g} s), which fires at most once per tick; use a smaller "
+                f"tick ({self.min_period:g} s), which fires at most once per tick; use a smaller "
                 "tick (queue_options={'tick': ...}) or another queue design"
             )
         policy = self.misfire if misfire is None else check.check_misfire(misfire)
         return PeriodicTask(0.0, action, args, kwargs, label, period, bool(fixed_delay), policy)
 
-    def calendar(
-        self,
-        action: Any,
-        at: Any,
-        delay: Any,
-        period: Any,
-        args: Any,
-        kwargs: Any,
-        label: Any,
-        fixed_delay: Any,
-        misfire: Any,
-        cron: Any,
-        tz: Any,
-        trigger: Any,
-    ) -> Task:
-        """The request record of a calendar task (``cron=``/``tz=``/``trigger=``)."""
+    def _calendar(self, action: Any, options: Mapping[str, Any]) -> Task:
+        """The task record of a calendar request (``cron=``/``tz=``/``trigger=``)."""
         from .triggers import trigger_from
 
-        if period is not None:
+        get = options.get
+        if get("period") is not None:
             raise ValueError(
-                f"period={short_repr(period)} with cron=/trigger=: give one way to recur"
+                f"period={short_repr(get('period'))} with cron=/trigger=: give one way to recur"
             )
-        if fixed_delay is not False:
+        if get("fixed_delay", False) is not False:
             raise ValueError(
-                f"fixed_delay={short_repr(fixed_delay)}: a calendar task follows its trigger"
+                f"fixed_delay={short_repr(get('fixed_delay'))}: a calendar task follows its trigger"
             )
-        if at is not None and delay is not None:
-            raise ValueError(
-                f"at={short_repr(at)} and delay={short_repr(delay)}: give one of them, not both"
-            )
-        repeat = trigger_from(cron=cron, tz=tz, trigger=trigger)
-        plain = self.plain(
-            action,
-            0.0 if at is None and delay is None else at,
-            delay,
-            None,
-            args,
-            kwargs,
-            label,
-            False,
-            None,
-        )
+        _one_time(get("at"), get("delay"))
+        repeat = trigger_from(cron=get("cron"), tz=get("tz"), trigger=get("trigger"))
+        once = {k: v for k, v in options.items() if k not in _CALENDAR and k != "misfire"}
+        if get("at") is None and get("delay") is None:
+            once["at"] = 0.0  # (checked as a one-shot request; the trigger gives the time)
+        plain = self._record(action, once)
+        misfire = get("misfire")
         policy = self.misfire if misfire is None else check.check_misfire(misfire)
         return TriggeredTask(
             0.0, plain.action, plain.args, plain.kwargs, plain.label, repeat, policy
         )
 
+    def timed(self, task: Task, at: Any, delay: Any) -> Request:
+        """The request for a task record a facade built itself, with ``at``/``delay`` checked."""
+        if type(at) is float and delay is None and _isfinite(at):
+            return task, at, None
+        _one_time(at, delay)
+        if at is not None:
+            return task, self.absolute(at), None
+        if delay is not None:
+            return task, None, check.check_delay(delay)
+        if task.period is None and task.trigger is None:
+            raise ValueError("at=None, delay=None, period=None: give a time (at or delay)")
+        return task, None, None
+
     def absolute(self, at: Any) -> float:
         """``at`` as a finite value on this clock (numbers as given, datetimes converted)."""
-        if type(at) is float and _isfinite(at):  # a finite float: the common case
+        if type(at) is float and math.isfinite(at):  # a finite float: the common case
             return at
         if isinstance(at, datetime):
             try:
@@ -149,91 +244,54 @@ class RequestBuilder:
                 raise ValueError(f"at={at!r}: cannot convert to a time: {exc}") from None
         return check.check_number("at", at)
 
-    def from_bulk(self, request: Any) -> tuple[Task, float | None, float | None]:
-        """One request of :meth:`schedule_many` as ``(task, at, delay)``, validated."""
+    def from_bulk(self, request: Any) -> Request:
+        """One request of ``schedule_many``: ``(action, at)``, ``(action, at, args)`` or a
+        mapping of :class:`RequestOptions` plus ``"action"``."""
         if type(request) is tuple and 2 <= len(request) <= 3:
-            action, at = request[0], request[1]
-            args = request[2] if len(request) == 3 else ()
-            if type(at) is float and _isfinite(at) and type(args) is tuple and callable(action):
-                return Task(at, action, args, None, None), at, None
-            request = {"action": action, "at": at, "args": args}
-        elif isinstance(request, Mapping):
-            request = dict(request)
-        else:
+            at = request[1]
+            if type(at) is float:  # the common request, with no options mapping to build
+                plain = self.plain(request[0], at, request[2] if len(request) == 3 else ())
+                if plain is not None:
+                    return plain
+            options: dict[str, Any] = {"at": at}
+            if len(request) == 3:
+                options["args"] = request[2]
+            return self.build(request[0], options)
+        if not isinstance(request, Mapping):
             raise TypeError(
                 f"request={short_repr(request)}: expected (action, at), (action, at, args) "
                 "or a mapping of schedule() keyword arguments"
             )
-        unknown = set(request) - _REQUEST_KEYS
-        if unknown or "action" not in request:
+        options = dict(request)
+        unknown = options.keys() - OPTION_NAMES - {"action"}
+        if unknown or "action" not in options:
             raise TypeError(
                 f"request={short_repr(request)}: "
                 + (f"unknown keys {sorted(unknown)}" if unknown else "no 'action'")
             )
-        get = request.get
-        if get("cron") is not None or get("tz") is not None or get("trigger") is not None:
-            task = self.calendar(
-                get("action"),
-                get("at"),
-                get("delay"),
-                get("period"),
-                get("args", ()),
-                get("kwargs"),
-                get("label"),
-                get("fixed_delay", False),
-                get("misfire"),
-                get("cron"),
-                get("tz"),
-                get("trigger"),
-            )
-        else:
-            task = self.plain(
-                get("action"),
-                get("at"),
-                get("delay"),
-                get("period"),
-                get("args", ()),
-                get("kwargs"),
-                get("label"),
-                get("fixed_delay", False),
-                get("misfire"),
-            )
-        at, delay = get("at"), get("delay")
-        if at is not None:
-            return task, self.absolute(at), None
-        if delay is not None:
-            return task, None, check.check_delay(delay)
-        return task, None, None
+        return self.build(options.pop("action"), options)
 
 
-_REQUEST_KEYS = frozenset(
-    (
-        "action",
-        "at",
-        "delay",
-        "period",
-        "args",
-        "kwargs",
-        "label",
-        "fixed_delay",
-        "misfire",
-        "cron",
-        "tz",
-        "trigger",
-    )
-)
+def _one_time(at: Any, delay: Any) -> None:
+    if at is not None and delay is not None:
+        raise ValueError(
+            f"at={short_repr(at)} and delay={short_repr(delay)}: give one of them, not both"
+        )
 
 
-def request_field(request: Any, i: int) -> Any:
-    if isinstance(request, tuple) and len(request) > i:
-        return request[i]
+def bulk_fields(request: Any) -> tuple[Any, Any]:
+    """The action and arguments of a ``schedule_many`` request, as far as it has them (for the
+    ``reject`` row of an invalid one)."""
+    if isinstance(request, tuple):
+        return (request[0] if request else None), (request[2] if len(request) > 2 else ())
     if isinstance(request, Mapping):
-        return request.get(("action", "at", "args")[i])
-    return request if i == 0 else None
+        return request.get("action"), request.get("args", ())
+    return request, ()
 
 
-def due_of(task: Task, at: float | None, delay: float | None, now: float) -> float:
-    """The due time of a validated request read at ``now`` (as ``_submit`` computes it)."""
+def due_of(request: Request, now: float) -> float:
+    """The due time of a validated request read at ``now``."""
+    task, at, delay = request
     if at is not None:
         return at
     if delay is not None:

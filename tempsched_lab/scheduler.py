@@ -31,6 +31,7 @@ second
 from __future__ import annotations
 
 import collections
+import inspect
 import logging
 import math
 import os
@@ -38,21 +39,32 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from . import validation as check
 from .clock import Clock, Driver, RealClock
 from .decision import Case, Decision, classify
 from .executors import Launcher, LauncherFactory, make_launcher
-from .log import CASE_INT, EventLog, Recorder, traceback_text
+from .log import EventLog
 from .moment import Moment
 from .queues import TimerQueue, make_queue
+from .recorder import Recorder, traceback_text
 from .registry import live_schedulers, register
-from .requests import RequestBuilder, due_of, request_field, round_up, task_id_of
+from .requests import (
+    OPTION_NAMES,
+    Request,
+    RequestBuilder,
+    RequestOptions,
+    bulk_fields,
+    due_of,
+    options_signature,
+    round_up,
+    task_id_of,
+)
 from .runs import Run, Runner, in_task
+from .schema import ORIGINS
 from .task import (
     CancelResult,
     Origin,
@@ -60,7 +72,6 @@ from .task import (
     Task,
     TaskState,
     TaskStatus,
-    TriggeredTask,
     describe_exception,
     label_of,
     short_repr,
@@ -70,9 +81,7 @@ from .timescale import TimeScale, fmt_duration
 if TYPE_CHECKING:
     import asyncio
 
-# Bound once: a global name is one lookup; math.isfinite is two (measured 14 ns vs 33 ns
-# for the `x - x == 0.0` trick it replaces, which bought nothing).
-_isfinite = math.isfinite
+    from typing_extensions import Unpack
 
 __all__ = ["PastTimeError", "Scheduler", "SchedulerClosedError", "live_schedulers", "logger"]
 
@@ -80,25 +89,32 @@ __all__ = ["PastTimeError", "Scheduler", "SchedulerClosedError", "live_scheduler
 #: ``concurrent.futures`` users expect; configure it like any ``logging`` logger.
 logger = logging.getLogger("tempsched_lab")
 
-# Task states as plain ints: storing an IntEnum member into the state bytearray costs ~90 ns,
-# a bound int ~20 ns (timeit); every task's state is written two to four times.
-_PENDING, _RUNNING = TaskState.PENDING.value, TaskState.RUNNING.value
-_DONE, _FAILED, _DROPPED = TaskState.DONE.value, TaskState.FAILED.value, TaskState.DROPPED.value
-# Enum members and module attributes bound once: ``Case.PAST`` costs ~70 ns per access (an
-# enum class attribute), and the decision reads three of them per call (measured, timeit).
-_PAST, _EMPTY, _EARLIER = Case.PAST, Case.EMPTY, Case.EARLIER_THAN_HEAD
+# The bytes the state array holds for each task ID.
+_PENDING, _RUNNING, _DONE = int(TaskState.PENDING), int(TaskState.RUNNING), int(TaskState.DONE)
+_FAILED, _CANCELLED = int(TaskState.FAILED), int(TaskState.CANCELLED)
+_DROPPED = int(TaskState.DROPPED)
 _HORIZON = check.MAX_HORIZON
 _USER, _PERIODIC = Origin.USER.code, Origin.PERIODIC.code
-_ORIGIN_NAMES = tuple(o.value for o in Origin)
-# cancel() reads these as module globals: a member of an Enum class and its ``.value``
-# (a property) cost ~500 instructions per cancel together (benchmarks/instructions.py)
-_CANCELLED = TaskState.CANCELLED
+# Enum members bound once: Python 3.11 reads ``Case.PAST`` through EnumType's __getattr__
+# hook (a method wrapper made per read, ~900 instructions); a global read is one. Measured
+# on schedule(), log off: 25,788 -> 23,089 instructions (-10 %), and cancel() likewise.
+_PAST, _EMPTY, _EARLIER = Case.PAST, Case.EMPTY, Case.EARLIER_THAN_HEAD
 _R_CANCELLED, _R_RUNNING = CancelResult.CANCELLED, CancelResult.RUNNING
 _R_ALREADY_DONE, _R_NOT_FOUND = CancelResult.ALREADY_DONE, CancelResult.NOT_FOUND
-_RESULT_TEXT = {result: result.value for result in CancelResult}
-_ORIGIN_CODES: dict[str, int] = {o: o.code for o in Origin}
+_RESULT_TEXT = {result: result.value for result in CancelResult}  # (.value is a property)
 #: how many failed runs' exceptions :meth:`Scheduler.exception` keeps (beyond live tasks')
 KEEP_EXCEPTIONS = 100
+
+
+def _origin_code(origin: Origin | str) -> int:
+    """The log's code of ``origin`` (an :class:`Origin` or its name); errors name the value."""
+    code = ORIGIN_CODE.get(origin)
+    if code is None:
+        raise ValueError(f"origin={origin!r}: expected one of {list(ORIGINS)}")
+    return code
+
+
+ORIGIN_CODE: dict[Origin | str, int] = {o: o.code for o in Origin}  # Origin is a str enum
 
 
 class PastTimeError(ValueError):
@@ -224,29 +240,24 @@ class Scheduler:
             max_workers=max_workers,
             on_idle=self._notify_settled,
         )
+        #: the start of a lone run is recorded with its dispatch (see :meth:`fire_due`)
+        self._starts_inline = bool(clock.virtual) and bool(
+            getattr(self._launcher, "runs_in_caller", False)
+        )
         self._site: tuple[str, int] | None = register(self, name)
         self._driver: Driver = clock.attach(self, f"tempsched-worker-{name or hex(id(self))}")
+        #: the driver's ``lost()``, if it can die without telling (an event loop closed)
+        self._lost: Callable[[], BaseException | None] | None = getattr(self._driver, "lost", None)
 
-    # -- scheduling -----------------------------------------------------------------
+    # -- the way in: thin doors onto one path ---------------------------------------------
     def schedule(
-        self,
-        action: Callable[..., Any] | threading.Event,
-        *,
-        at: float | datetime | None = None,
-        delay: float | None = None,
-        period: float | None = None,
-        args: tuple[Any, ...] | list[Any] = (),
-        kwargs: Mapping[str, Any] | None = None,
-        label: str | None = None,
-        fixed_delay: bool = False,
-        misfire: str | None = None,
-        cron: str | None = None,
-        tz: Any = None,
-        trigger: Any = None,
+        self, action: Callable[..., Any] | threading.Event, **options: Unpack[RequestOptions]
     ) -> int:
         """Schedule ``action`` at ``at`` or after ``delay``, once or every ``period``.
 
-        Returns the task's ID.
+        Returns the task's ID. The options (``at``, ``delay``, ``period``, ``args``,
+        ``kwargs``, ``label``, ``fixed_delay``, ``misfire``, ``cron``, ``tz``,
+        ``trigger``) are declared once, in :class:`~tempsched_lab.requests.RequestOptions`.
 
         A duplicate of a pending request (same time, action, arguments and
         period) returns the existing ID (cases 5 and 7). A time in the past
@@ -270,64 +281,20 @@ class Scheduler:
         >>> s.schedule(print, delay=5, args=("later",))
         0
         """
-        if (
-            type(at) is float
-            and _isfinite(at)
-            and delay is None
-            and period is None
-            and type(args) is tuple
-            and kwargs is None
-            and (label is None or type(label) is str)
-            and fixed_delay is False
-            and misfire is None
-            and cron is None
-            and tz is None
-            and trigger is None
-            and callable(action)
-        ):
-            # The common call (a callable at a float time): the same checks, with no call to
-            # the general path's helpers (saves ~9,000 of ~36,000 instructions per call,
-            # counted with benchmarks/instructions.py).
-            task = Task(at, action, args, None, label)
-            with self._lock:
-                if self._closed or self._draining or self._worker_error is not None:
-                    self._check_open()
-                tid: int = self._decide(task, at, self.clock.now(), _USER, at, False)
-                return tid
-        tid = self._submit(
-            action,
-            at,
-            delay,
-            period,
-            args,
-            kwargs,
-            label,
-            fixed_delay,
-            misfire,
-            _USER,
-            cron,
-            tz,
-            trigger,
-            False,
-        )
-        return tid
+        try:
+            request = self._requests.build(action, options)
+        except (TypeError, ValueError) as exc:
+            self._record_bad_options(action, options, _USER, exc)
+            raise
+        task_id: int = self._submit((request,), _USER, False)
+        return task_id
 
     def schedule_decision(
         self,
         action: Callable[..., Any] | threading.Event,
         *,
-        at: float | datetime | None = None,
-        delay: float | None = None,
-        period: float | None = None,
-        args: tuple[Any, ...] | list[Any] = (),
-        kwargs: Mapping[str, Any] | None = None,
-        label: str | None = None,
-        fixed_delay: bool = False,
-        misfire: str | None = None,
         origin: Origin | str = Origin.USER,
-        cron: str | None = None,
-        tz: Any = None,
-        trigger: Any = None,
+        **options: Unpack[RequestOptions],
     ) -> Decision:
         """Like :meth:`schedule`, but returns the whole :class:`~tempsched_lab.Decision`.
 
@@ -339,89 +306,58 @@ class Scheduler:
         >>> d.case, d.task_id, d.head_after
         (<Case.EMPTY: 2>, 0, 3.0)
         """
+        code = _origin_code(origin)
         try:
-            code = Origin(origin).code
-        except ValueError:
-            raise ValueError(
-                f"origin={origin!r}: expected one of {[o.value for o in Origin]}"
-            ) from None
-        decision: Decision = self._submit(
-            action,
-            at,
-            delay,
-            period,
-            args,
-            kwargs,
-            label,
-            fixed_delay,
-            misfire,
-            code,
-            cron,
-            tz,
-            trigger,
-        )
+            request = self._requests.build(action, options, "schedule_decision")
+        except (TypeError, ValueError) as exc:
+            self._record_bad_options(action, options, code, exc)
+            raise
+        decision: Decision = self._submit((request,), code, True)
         return decision
 
     def schedule_many(
         self, requests: Iterable[Any], *, origin: Origin | str = Origin.USER
     ) -> list[int]:
-        """Schedule many requests at once: one lock, one decision pass, rows appended together.
+        """Schedule many requests at once: one lock hold, then one decision per request.
 
         Each request is ``(action, at)``, ``(action, at, args)``, or a mapping of
         :meth:`schedule` keyword arguments plus ``"action"`` (``{"action": f,
         "delay": 2.0, "period": 1.0}``). Returns the task IDs in request order
         (the existing ID for a duplicate). Decisions and log rows are exactly
         those of the same requests made one by one with :meth:`schedule` (all at
-        the same clock reading); only the lock is taken once, and the work shared
-        by the requests (the clock, the wall time and thread of the rows) is done once.
+        the same clock reading), each row written when its request is applied:
+        a log tap sees the queue as it is right after that row. Only the lock is
+        taken once, and the clock read once.
 
         A request that is invalid or in the past raises, as :meth:`schedule`
         would at that point: the requests before it stay scheduled
         (``error.scheduled_ids``), ``error.index`` says which one failed.
-
-        Cost: about 72 % of the instructions of ``schedule()`` per request
-        (``benchmarks/instructions.py``: 20,035 against 27,902 with the log on).
 
         >>> from tempsched_lab import VirtualClock
         >>> s = Scheduler(VirtualClock())
         >>> s.schedule_many([(print, 2.0, ("b",)), (print, 1.0, ("a",)), (print, 2.0, ("b",))])
         [0, 1, 0]
         """
-        code = Origin(origin).code
-        # A plain task at a float time goes in as the Task itself (its due set); anything
-        # else as (task, at, delay). The plain shape is checked inline: a call per request
-        # costs about as much as the rest of its validation.
-        items: list[Any] = []
+        code = _origin_code(origin)
+        built: list[Request] = []
         failure: BaseException | None = None
         for request in requests:
-            if type(request) is tuple and len(request) == 2:
-                action, at = request
-                if type(at) is float and _isfinite(at) and callable(action):
-                    items.append(Task(at, action, (), None, None))
-                    continue
             try:
-                items.append(self._requests.from_bulk(request))
+                built.append(self._requests.from_bulk(request))
             except (TypeError, ValueError) as exc:
-                failure = exc
+                failure, bad = exc, request
                 break
         ids: list[int] = []
-        if items:
-            with self._lock:
-                if self._closed or self._draining or self._worker_error is not None:
-                    self._check_open()
-                try:
-                    self._decide_many(items, self.clock.now(), code, ids)
-                except Exception as exc:
-                    exc.index = len(ids)  # type: ignore[attr-defined]
-                    exc.scheduled_ids = ids  # type: ignore[attr-defined]
-                    raise
+        try:
+            if built:
+                self._submit(built, code, False, ids)
+        except Exception as exc:
+            exc.index, exc.scheduled_ids = len(ids), ids  # type: ignore[attr-defined]
+            raise
         if failure is not None:
-            bad = list(requests)[len(ids)] if isinstance(requests, (list, tuple)) else None
-            self._record_invalid(
-                request_field(bad, 0), request_field(bad, 2), None, None, code, failure
-            )
-            failure.index = len(ids)  # type: ignore[attr-defined]
-            failure.scheduled_ids = ids  # type: ignore[attr-defined]
+            action, args = bulk_fields(bad)
+            self._record_invalid(action, args, None, None, code, failure)
+            failure.index, failure.scheduled_ids = len(ids), ids  # type: ignore[attr-defined]
             raise failure
         return ids
 
@@ -442,273 +378,126 @@ class Scheduler:
         ``at``/``delay`` are checked like :meth:`schedule`'s. Returns the
         :class:`Decision`, or only the task ID with ``full=False``.
         """
-        code = _ORIGIN_CODES.get(origin)  # Origin is a str enum: "compat" finds it too
-        if code is None:
-            code = Origin(origin).code  # raises ValueError for an unknown origin
-        if delay is None and type(at) is float and _isfinite(at):
-            # The facades' common call (a finite float time): what follows without the general
-            # path's helpers (saves ~4,900 of ~36,400 instructions per compat schedule_task,
-            # counted with benchmarks/bench_compat.py --instructions).
-            with self._lock:
-                if self._closed or self._draining or self._worker_error is not None:
-                    self._check_open()
-                return self._decide(task, at, self.clock.now(), code, at, full)
+        code = _origin_code(origin)
         try:
-            if at is not None and delay is not None:
-                raise ValueError(
-                    f"at={short_repr(at)} and delay={short_repr(delay)}: give one of them, not both"
-                )
-            if at is not None:
-                at = self._requests.absolute(at)
-            elif delay is not None:
-                delay = check.check_delay(delay)
-            elif task.period is None and task.trigger is None:
-                raise ValueError("at=None, delay=None, period=None: give a time (at or delay)")
+            request = self._requests.timed(task, at, delay)
         except (TypeError, ValueError) as exc:
             self._record_invalid(task.action, task.args, task.period, task.label, code, exc)
             raise
+        return self._submit((request,), code, full)
+
+    def _record_bad_options(
+        self, action: Any, options: Mapping[str, Any], origin: int, exc: BaseException
+    ) -> None:
+        """The ``reject`` row (case 0) of a request whose options were invalid (a misspelt
+        keyword raises ``TypeError`` like any Python call, unrecorded)."""
+        if options.keys() <= OPTION_NAMES:
+            get = options.get
+            self._record_invalid(action, get("args", ()), get("period"), get("label"), origin, exc)
+
+    def _submit(
+        self, requests: Sequence[Request], origin: int, full: bool, out: list[Any] | None = None
+    ) -> Any:
+        """The one path every door leads to: decide each request with the tree and apply the
+        decision, in order, under one lock hold. The one function that changes the queue for
+        a request: its row is written as soon as it is applied, so the log (and a tap) sees
+        the state after each.
+
+        Appends to ``out`` the task ID of each (or its :class:`Decision` with ``full``);
+        on an error, ``out`` holds those applied before it. Without ``out`` (one request),
+        returns the result of the last.
+        """
+        if self._lost is not None:  # a driver that can die under us (a closed event loop)
+            self._check_driver()
         with self._lock:
             if self._closed or self._draining or self._worker_error is not None:
                 self._check_open()
+            queue, states, rec, resolution = self.queue, self._states, self._rec, self.resolution
             now = self.clock.now()
-            return self._decide(task, due_of(task, at, delay, now), now, code, at, full)
-
-    def _decide_many(self, items: list[Any], now: float, origin: int, ids: list[int]) -> None:
-        """The decision pass of :meth:`schedule_many`; the lock is held.
-
-        The same tree (:func:`~tempsched_lab.decision.classify`) and the same effects
-        as :meth:`_decide`, request after request, with the per-call work done once:
-        the clock read, the wall time and thread name of the rows, the queue's
-        sizes kept in locals (the sorted dict sorts its new time points lazily, in one pass).
-        Requests other than a plain task at a time go through :meth:`_decide`.
-        """
-        queue, states, rec = self.queue, self._states, self._rec
-        resolution = self.resolution
-        fire = None if not queue.rounds_times else queue.fire_time
-        thread = threading.current_thread().name
-        wall = time.time()
-        rows: list[tuple[Any, ...]] = []
-        woke_once = False
-        try:
-            head, ready, size = queue.head_time(), queue.head_size(), len(queue.index)
-            for item in items:
-                if type(item) is Task:
-                    task, at, delay = item, item.due, None
-                else:
-                    task, at, delay = item
-                if type(task) is not Task or at is None or resolution is not None:
-                    if rows:  # rows so far first, so the log keeps request order
-                        self.log._extend(rows)
-                        rows = []
-                    ids.append(
-                        self._decide(task, due_of(task, at, delay, now), now, origin, at, False)
-                    )
-                    head, ready, size = queue.head_time(), queue.head_size(), len(queue.index)
-                    continue
-                due = at
+            for request in requests:
+                task, due, _ = request
+                if due is None:
+                    due = due_of(request, now)
+                if resolution is not None:
+                    due = round_up(due, resolution)
                 if not -_HORIZON <= due - now <= _HORIZON:
-                    self.log._extend(rows)
-                    rows = []
-                    self._decide(task, due, now, origin, at, False)  # records, raises
+                    raise self._beyond_horizon(request, due, now, origin)
                 task.due = due
+                if task.periodic and isinstance(task, PeriodicTask):
+                    task.base = due
+                head = queue.head_time()
                 case, dup = classify(due, now, head, queue.point_at(due), task)
-                if case is _PAST or dup is not None:
-                    self.log._extend(rows)
-                    rows = []
-                    ids.append(self._decide(task, due, now, origin, at, False))
+                if case is _PAST:
+                    raise self._in_the_past(task, due, now, head, origin)
+                if dup is not None:
+                    if rec is not None:
+                        rec.scheduled(now, task, case, origin, head, head, False, dup)
+                    result = (self._decision(case, dup.id, due, head, head, dup.id, False, origin)
+                              if full else dup.id)  # fmt: skip
+                    if out is not None:
+                        out.append(result)
                     continue
-                if rec is not None:
-                    qualname = getattr(task.action, "__qualname__", None)
-                    task.label = qualname if type(qualname) is str else label_of(task.action)
+                if rec is not None and task.label is None:  # computed once, when logged
+                    name = getattr(task.action, "__qualname__", None)  # label_of's common case
+                    task.label = name if type(name) is str else label_of(task.action)
+                if queue.checks_times:  # (a wheel cannot place every float): before any change
+                    queue.check_time(due)
                 task_id = task.id = len(states)
                 queue.insert(task)
                 states.append(_PENDING)
-                head_before = head
-                size += 1
+                head_after: float | None = head
+                woke = False
                 if case is _EMPTY or case is _EARLIER:
-                    head, ready = due, 1
-                    woke = False
-                    if not woke_once:
-                        woke = woke_once = self._driver.wake()
-                else:
-                    woke = False
-                    if due == head:
-                        ready += 1
-                ids.append(task_id)
+                    woke, head_after = self._driver.wake(), due
                 if rec is not None:
-                    args = task.args
-                    rows.append(
-                        (
-                            0,
-                            now,
-                            wall,
-                            thread,
-                            task_id,
-                            CASE_INT[case],
-                            -1,
-                            due,
-                            due if fire is None else fire(due),
-                            task.label,
-                            "()" if args == () else short_repr(args),
-                            None,
-                            origin,
-                            head_before,
-                            head,
-                            ready,
-                            size,
-                            woke,
-                            None,
-                        )
-                    )
-        finally:
-            if rows:
-                self.log._extend(rows)
+                    rec.scheduled(now, task, case, origin, head, head_after, woke)
+                result = (self._decision(case, task_id, due, head, head_after, None, woke, origin)
+                          if full else task_id)  # fmt: skip
+                if out is not None:
+                    out.append(result)
+        return out if out is not None else result
 
-    def _submit(
+    def _decision(
         self,
-        action: Any,
-        at: Any,
-        delay: Any,
-        period: Any,
-        args: Any,
-        kwargs: Any,
-        label: Any,
-        fixed_delay: Any,
-        misfire: Any,
+        case: Case,
+        task_id: int | None,
+        due: float,
+        head_before: float | None,
+        head_after: float | None,
+        duplicate_of: int | None,
+        woke: bool,
         origin: int,
-        cron: Any = None,
-        tz: Any = None,
-        trigger: Any = None,
-        full: bool = True,
-    ) -> Any:
-        """Validate (building the request), then decide and apply under the lock."""
-        try:
-            if cron is not None or tz is not None or trigger is not None:
-                task = self._requests.calendar(
-                    action,
-                    at,
-                    delay,
-                    period,
-                    args,
-                    kwargs,
-                    label,
-                    fixed_delay,
-                    misfire,
-                    cron,
-                    tz,
-                    trigger,
-                )
-            else:
-                task = self._requests.plain(
-                    action, at, delay, period, args, kwargs, label, fixed_delay, misfire
-                )
-            if at is not None:
-                at = self._requests.absolute(at)
-            elif delay is not None:
-                delay = check.check_delay(delay)
-        except (TypeError, ValueError) as exc:
-            self._record_invalid(action, args, period, label, origin, exc)
-            raise
-        with self._lock:
-            if self._closed or self._draining or self._worker_error is not None:
-                self._check_open()
-            now = self.clock.now()
-            return self._decide(task, due_of(task, at, delay, now), now, origin, at, full)
+    ) -> Decision:
+        return Decision(case, task_id, due, head_before, head_after, duplicate_of, woke,
+                        ORIGINS[origin], self._driver.blocking)  # fmt: skip
 
-    def _decide(
-        self, task: Task, due: float, now: float, origin: int, at: float | None, full: bool = True
-    ) -> Any:
-        """The decision tree and its effects; the lock is held.
-
-        Returns the :class:`Decision`, or (``full=False``, for :meth:`schedule`) only
-        the task ID, which saves building the record nobody reads.
-        """
-        queue = self.queue
-        rec = self._rec
-        if self.resolution is not None:
-            due = round_up(due, self.resolution)
-        if not -_HORIZON <= due - now <= _HORIZON:
-            name, value = ("at", at) if at is not None else ("delay", due - now)
-            exc = ValueError(
-                f"{name}={short_repr(value)}: more than {check.MAX_HORIZON:g} s (~31 years) "
-                "away from now"
-            )
-            self._record_invalid_locked(
-                now, task.action, task.args, task.period, task.label, origin, exc
-            )
-            raise exc
-        task.due = due
-        if task.periodic and isinstance(task, PeriodicTask):
-            task.base = due
-        head_before = queue.head_time()
-        case, dup = classify(due, now, head_before, queue.point_at(due), task)
-        if case is _PAST:
-            name = _ORIGIN_NAMES[origin]
-            has_worker = self._driver.blocking
-            scale = TimeScale(self.time_origin)
-            if rec is not None:
-                rec.rejected(
-                    now,
-                    1,
-                    due,
-                    task.name,
-                    short_repr(task.args),
-                    task.period,
-                    origin,
-                    f"due ({scale.at(due)}) is {fmt_duration(now - due)} before now "
-                    f"({scale.at(now)})",
-                )
-            raise PastTimeError(
-                f"at/delay: the requested time ({scale.at(due)}) is {fmt_duration(now - due)} "
-                f"in the past (now: {scale.at(now)}); case 1: nothing was scheduled",
-                Decision(case, None, due, head_before, head_before, None, False, name, has_worker),
-            )
-        if dup is not None:
-            if rec is not None:
-                rec.duplicate(now, task, dup, case, origin, head_before)
-            if not full:
-                return dup.id
-            return Decision(
-                case,
-                dup.id,
-                due,
-                head_before,
-                head_before,
-                dup.id,
-                False,
-                _ORIGIN_NAMES[origin],
-                self._driver.blocking,
-            )
-        if rec is not None and task.label is None:  # computed once, lazily when not logged
-            qualname = getattr(task.action, "__qualname__", None)  # label_of's fast path, inlined
-            task.label = qualname if type(qualname) is str else label_of(task.action)
-        if queue.checks_times:  # (a wheel cannot place every float): before anything changes
-            queue.check_time(due)
-        states = self._states
-        task_id = task.id = len(states)
-        queue.insert(task)
-        states.append(_PENDING)
-        if case is _EMPTY or case is _EARLIER:
-            woke = self._driver.wake()
-            head_after: float | None = due
-        else:
-            woke = False
-            head_after = head_before
-        if rec is not None:
-            rec.scheduled(now, task, case, origin, head_before, head_after, woke)
-        if not full:
-            return task_id
-        return Decision(
-            case,
-            task_id,
-            due,
-            head_before,
-            head_after,
-            None,
-            woke,
-            _ORIGIN_NAMES[origin],
-            self._driver.blocking,
+    def _in_the_past(
+        self, task: Task, due: float, now: float, head: float | None, origin: int
+    ) -> PastTimeError:
+        """Case 1: the ``reject`` row, and the error to raise; the lock is held."""
+        scale = TimeScale(self.time_origin)
+        late = fmt_duration(now - due)
+        if self._rec is not None:
+            why = f"due ({scale.at(due)}) is {late} before now ({scale.at(now)})"
+            self._rec.rejected(now, 1, due, task.name, short_repr(task.args), task.period,
+                               origin, why)  # fmt: skip
+        return PastTimeError(
+            f"at/delay: the requested time ({scale.at(due)}) is {late} in the past (now: "
+            f"{scale.at(now)}); case 1: nothing was scheduled",
+            self._decision(Case.PAST, None, due, head, head, None, False, origin),
         )
+
+    def _beyond_horizon(self, request: Request, due: float, now: float, origin: int) -> ValueError:
+        """A due time more than ~31 years away: the ``reject`` row, and the error to raise."""
+        task, at, _ = request
+        name, value = ("at", at) if at is not None else ("delay", due - now)
+        exc = ValueError(
+            f"{name}={short_repr(value)}: more than {check.MAX_HORIZON:g} s (~31 years) "
+            "away from now"
+        )
+        self._record_invalid_locked(now, task.action, task.args, task.period, task.label,
+                                    origin, exc)  # fmt: skip
+        return exc
 
     def _record_invalid(
         self, action: Any, args: Any, period: Any, label: Any, origin: int, exc: BaseException
@@ -743,6 +532,13 @@ class Scheduler:
             ) from self._worker_error
         if self._closed or self._draining:
             raise SchedulerClosedError("the scheduler is shut down; create a new one")
+
+    def _check_driver(self) -> None:
+        """A driver that can no longer fire (its event loop was closed) is a dead one: what
+        is stranded on the loop is ended, and ``schedule`` raises instead of returning IDs
+        that never run."""
+        if self._worker_error is None and self._lost is not None and self._lost() is not None:
+            self._end_closed_loops()
 
     # -- cancel and status ------------------------------------------------------------
     def cancel(self, task_id: int) -> CancelResult:
@@ -939,7 +735,7 @@ class Scheduler:
                 time_scale=TimeScale(self.time_origin),
             )
 
-    # -- the clock protocol (called by the clock's driver) ----------------------------
+    # -- firing: drivers decide when, one dispatch path runs -------------------------------
     def next_fire_time(self) -> float | None:
         """When the earliest pending group fires (or a dispatched run waits to start)."""
         with self._lock:
@@ -950,69 +746,54 @@ class Scheduler:
         return nxt
 
     def fire_due(self, now: float) -> None:
-        """Dispatch every group due by now: Events are set here, runs go to the launcher.
+        """Dispatch every group due by ``now`` (a driver's call; see :meth:`fire_next`)."""
+        self.fire_next(now, None)
 
-        ``now`` is the driver's reading; the clock is read again under the lock so
-        that rows stay in time order (``now`` only ever gets later).
-        """
-        with self._lock:
-            if self._closed:
-                return
-            runs, events = self._take_due(max(now, self.clock.now()))
-        for task, due, dispatched in events:
-            self._set_event(task, due, dispatched)
-        if runs or self._launcher.pending_since() is not None:
-            self._launcher.launch(runs)
+    def fire_next(self, now: float, move: Callable[[float], None] | None) -> bool:
+        """The one dispatch path: take what is due, set Events, hand runs to the launcher.
 
-    def fire_until(self, until: float, move: Callable[[float], None], max_steps: int) -> int | None:
-        """The virtual-clock fast path: fire every group due up to ``until``, in this thread.
+        A driver that read its clock at ``now`` calls :meth:`fire_due`: every group due by
+        then is taken (the clock is read again under the lock, so that rows stay in time
+        order). A virtual clock driving this scheduler alone calls ``fire_next(until,
+        move)``: the earliest group is taken if it is due by ``until``, after ``move(t)``
+        set the clock to its time ``t``; no step and no query across schedulers per group.
+        Returns False when nothing was due.
 
-        Called by a :class:`~tempsched_lab.VirtualClock` that drives only this
-        scheduler. With the inline executor (and no run left waiting from an
-        interrupted batch) the groups are fired here one after the other: the
-        same rows and the same order as stepping the clock, without a step, a
-        launcher hand-off or a driver query per group. ``move(t)`` sets the
-        clock to each group's time. Returns the groups fired, or ``None`` when
-        another executor must run them (the clock then steps as usual).
+        A single run that the launcher runs in this thread on a virtual clock has its start
+        recorded in the same lock hold as its dispatch: time cannot move in between (a lock
+        hold, a clock reading and two calls less per run: the one-shot simulation of
+        benchmarks/instructions.py with the log off, 59,542 -> 53,756 instructions, -10 %).
         """
         launcher = self._launcher
-        if launcher.kind != "inline" or launcher.pending_since() is not None:
-            return None
-        queue, lock, runner, clock = self.queue, self._lock, self._runner, self.clock
-        fired = 0
-        while fired < max_steps:
-            with lock:
-                if self._closed:
-                    return fired
-                t = queue.next_time()
-                if t is None or t > until:
-                    return fired
+        with self._lock:
+            if self._closed:
+                return False
+            waiting = launcher.pending_since()  # runs of an interrupted batch go first
+            if move is None:
+                now = max(now, self.clock.now())
+            else:
+                t = self.queue.next_time()
+                if waiting is not None and (t is None or waiting < t):
+                    t = waiting
+                if t is None or t > now:
+                    return False
                 move(t)
-                now = clock.now()
-                runs, events = self._take_due(now)
-                if len(runs) == 1 and not events:
-                    # The common group, one run: its start is recorded in this lock hold (the
-                    # clock cannot move in between), which saves a lock round trip, a clock
-                    # reading and two calls: ~5,800 instructions per run (the one-shot
-                    # simulation of benchmarks/instructions.py, log off: 59,542 -> 53,756).
-                    task, due, dispatched = runs[0]
-                    task.runs += 1
-                    if self._rec is not None:
-                        self._rec.started(now, task, due, dispatched)
-                    started: float | None = now
-                else:
-                    started = None
-            fired += 1
-            if started is not None:
-                runner.run(task, due, dispatched, started)
-                continue
-            for task, due, dispatched in events:
-                self._set_event(task, due, dispatched)
-            if len(runs) == 1:
-                runner.run(*runs[0])
-            elif runs:
-                launcher.launch(runs)  # keeps the rest of a batch if a run is interrupted
-        return fired
+                now = self.clock.now()
+            runs, events = self._take_due(now)
+            start_here = self._starts_inline and len(runs) == 1 and not events and waiting is None
+            if start_here:
+                task, due, dispatched = runs[0]
+                task.runs += 1
+                if self._rec is not None:
+                    self._rec.started(now, task, due, dispatched)
+        if start_here:
+            self._runner.run(task, due, dispatched, now)
+            return True
+        for task, due, dispatched in events:
+            self._set_event(task, due, dispatched)
+        if runs or launcher.pending_since() is not None:
+            launcher.launch(runs)
+        return True
 
     def periodic_runs_until(self, t: float) -> int:
         """At least how many runs the pending periodic tasks have due up to ``t``.
@@ -1149,56 +930,42 @@ class Scheduler:
         )
 
     def _finished(self, task: Task, now: float, exc: BaseException | None) -> None:
-        """A run ended: re-arm a periodic task or settle its final state; the lock is held."""
+        """A run ended: re-arm a recurring task or settle its final state; the lock is held."""
         self._running.pop(task.id, None)
         if task.periodic and not task.stop_requested:
             if not (self._closed or self._draining):
-                if isinstance(task, TriggeredTask):
-                    self._rearm_triggered(task, now)
-                else:
-                    self._rearm(task, now)  # type: ignore[arg-type]
+                self._rearm(task, now)
                 return
             if self._rec is not None:  # the end of a periodic task, said in the log
                 self._rec.dropped(now, task, "periodic task not re-armed: shutting down")
-            self._states[task.id] = TaskState.DROPPED
+            self._states[task.id] = _DROPPED
         elif task.periodic:
-            self._states[task.id] = TaskState.CANCELLED
+            self._states[task.id] = _CANCELLED
         elif self._states[task.id] != _DROPPED:
             self._states[task.id] = _DONE if exc is None else _FAILED
-        if not self._running and not self.queue.index:  # (inlined: once per run)
+        if not self._running and not self.queue.index:
             self._settle_if_idle()
 
-    def _rearm(self, task: PeriodicTask, now: float) -> None:
-        """Schedule a periodic task's next run (same ID), as a decision of origin ``periodic``."""
-        period = task.period
-        assert period is not None
-        if task.fixed_delay:
-            task.base, task.grid_index = now + period, 0
-            due = task.base
-        else:
-            # Slot k is due at base + k * period, computed by one multiplication: adding the
-            # period run after run would accumulate rounding (on an epoch-sized clock each
-            # 1 ms step rounds by up to 0.1 us: a 1 kHz grid ran 72 ppm fast that way).
-            base, k = task.base, task.grid_index + 1
-            due = base + k * period
-            if due < now:
-                first_future = max(k + 1, math.ceil((now - base) / period))
-                while base + first_future * period < now:  # float safety
-                    first_future += 1
-                late = first_future - k  # slots k .. first_future - 1 are already past
-                missed = 0
-                if task.misfire == "skip":
-                    missed, k = late, first_future
-                elif task.misfire == "run_once":
-                    missed, k = late - 1, first_future - 1
-                if missed and self._rec is not None:
-                    self._rec.missed(now, task, due, missed, task.misfire)
-                due = base + k * period
-            task.grid_index = k
-        self._arm_again(task, due, now)
+    def _rearm(self, task: Task, now: float) -> None:
+        """Re-arm a recurring task (periodic or calendar) at its next slot, keeping its ID.
 
-    def _arm_again(self, task: Task, due: float, now: float) -> None:
-        """Store a recurring task again at ``due``, as a decision of origin ``periodic``."""
+        The task says which slot (:meth:`PeriodicTask.next_slot
+        <tempsched_lab.task.PeriodicTask.next_slot>`, its misfire policy applied); the
+        re-arm is a decision of origin ``periodic``, never rejected (catch-up runs may
+        be due in the past) nor merged as a duplicate.
+        """
+        try:
+            due, missed, first_late = task.next_slot(now)
+        except Exception as exc:  # a user trigger that raises ends its task, said in the log
+            self._end_unarmed(task, now, f"trigger failed: {describe_exception(exc)}")
+            return
+        rec = self._rec
+        if missed and rec is not None:
+            rec.missed(now, task, first_late, missed, task.misfire)  # type: ignore[attr-defined]
+        if due is None:  # the trigger has no fire time left
+            self._states[task.id] = _DONE
+            self._settle_if_idle()
+            return
         if self.resolution is not None:
             due = round_up(due, self.resolution)
         queue = self.queue
@@ -1207,40 +974,20 @@ class Scheduler:
         except ValueError as exc:  # cannot be stored: the task ends, said in the log
             self._end_unarmed(task, now, f"periodic task could not be re-armed: {exc}")
             return
-        head_before = queue.head_time()
-        # a re-arm is never rejected (catch-up runs may be due in the past) nor merged
-        case, _ = classify(due, now, head_before, queue.point_at(due), None, reject_past=False)
+        head = queue.head_time()
+        case, _ = classify(due, now, head, queue.point_at(due), None, reject_past=False)
         task.due = due
         queue.insert(task)
         self._states[task.id] = _PENDING
         moves = case is _EMPTY or case is _EARLIER
         woke = self._driver.wake() if moves else False
-        if self._rec is not None:
-            self._rec.scheduled(
-                now, task, case, _PERIODIC, head_before, due if moves else head_before, woke
-            )
-
-    def _rearm_triggered(self, task: TriggeredTask, now: float) -> None:
-        """Re-arm a calendar task at its trigger's next time (misfire policy applied)."""
-        from .triggers import plan_rearm
-
-        try:
-            plan = plan_rearm(task.trigger, task.due, now, task.misfire)
-        except Exception as exc:  # a user trigger that raises ends its task, said in the log
-            self._end_unarmed(task, now, f"trigger failed: {describe_exception(exc)}")
-            return
-        if plan.missed and plan.first_late is not None and self._rec is not None:
-            self._rec.missed(now, task, plan.first_late, plan.missed, task.misfire)
-        if plan.due is None:
-            self._states[task.id] = TaskState.DONE  # the trigger has no fire time left
-            self._settle_if_idle()
-            return
-        self._arm_again(task, plan.due, now)
+        if rec is not None:
+            rec.scheduled(now, task, case, _PERIODIC, head, due if moves else head, woke)
 
     def _end_unarmed(self, task: Task, now: float, detail: str) -> None:
         if self._rec is not None:
             self._rec.dropped(now, task, detail)
-        self._states[task.id] = TaskState.DROPPED
+        self._states[task.id] = _DROPPED
         self._settle_if_idle()
 
     def _settle_if_idle(self) -> None:
@@ -1474,6 +1221,20 @@ class Scheduler:
             f"{len(self._running)} running, queue={self.queue.design}, "
             f"executor={self._launcher.kind}, clock={type(self.clock).__name__}>"
         )
+
+
+_ACTION = [
+    inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    inspect.Parameter("action", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                      annotation="Callable[..., Any] | threading.Event"),
+]  # fmt: skip
+# What help(), Jupyter and the API docs show: every option, from its one declaration.
+Scheduler.schedule.__signature__ = options_signature(_ACTION, "int")  # type: ignore[attr-defined]
+Scheduler.schedule_decision.__signature__ = options_signature(  # type: ignore[attr-defined]
+    [*_ACTION, inspect.Parameter("origin", inspect.Parameter.KEYWORD_ONLY, default=Origin.USER,
+                                 annotation="Origin | str")],
+    "Decision",
+)  # fmt: skip
 
 
 def _describe(task: Task) -> str | None:

@@ -81,10 +81,7 @@ class WallScale:
             self._adopt(measured)
 
     def to_clock(self, wall: float) -> float:
-        """``wall`` (a ``time.time()`` value) on the clock's scale, with the current offset.
-
-        (:meth:`TemporalScheduler.schedule_task` inlines this.)
-        """
+        """``wall`` (a ``time.time()`` value) on the clock's scale, with the current offset."""
         w = time.time()  # wall first: a preemption before the next read errs late
         if not self.low <= self.read() - w <= self.high:
             self.resync()

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tempsched_lab import PastTimeError, Scheduler, VirtualClock
+from tempsched_lab.replay import Replayer
 
 
 def job(*args):
@@ -75,6 +76,30 @@ def test_schedule_many_decides_and_logs_exactly_like_one_by_one(items, existing,
     assert ids_a == ids_b
     assert state_a == state_b
     assert frame_a.equals(frame_b)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    items=st.lists(REQUEST, min_size=1, max_size=25),
+    existing=st.lists(st.tuples(st.sampled_from(list(ACTIONS)), TIMES), max_size=5),
+    design=st.sampled_from(["sorteddict", "heap", "wheel"]),
+)
+def test_a_tap_sees_the_queue_right_after_each_row_of_schedule_many(items, existing, design):
+    """#24 R16: each row of a batch is written when its request is applied, so a tap sees
+    the queue as it is right after that row (and replaying the log up to it agrees)."""
+    options = {"tick": 0.25, "slots": 8} if design == "wheel" else {}
+    s = Scheduler(VirtualClock(start=0.25), queue=design, queue_options=options)
+    for name, at in existing:
+        s.schedule(ACTIONS[name], at=at)
+    first = s.log.next_seq
+    live: dict[int, object] = {}
+    s.log.tap(lambda row: live.__setitem__(row["seq"], s.queue.state()))
+    s.schedule_many([_as_request(item) for item in items])
+    replayer = Replayer(s.log.to_frame())
+    assert sorted(live) == list(range(first, s.log.next_seq))
+    for seq, state in sorted(live.items()):
+        replayer.advance_to(seq)
+        assert replayer.state() == state, seq
 
 
 def test_a_past_request_stops_the_batch_where_one_by_one_would():

@@ -20,7 +20,6 @@ import pytest
 
 from tempsched_lab import EventLog, Scheduler, VirtualClock, audit, read_log
 from tempsched_lab.compactor import wait_compacted
-from tempsched_lab.log import Recorder
 from tempsched_lab.logfiles import (
     IncompleteLogError,
     IncompleteLogWarning,
@@ -30,6 +29,7 @@ from tempsched_lab.logfiles import (
 )
 from tempsched_lab.logfiles import spill as spill_module
 from tempsched_lab.queues import make_queue
+from tempsched_lab.recorder import Recorder
 
 pytest.importorskip("pyarrow")
 

@@ -1,8 +1,8 @@
-"""Fire times a recurring task missed: the scheduler's misfire policies, for any trigger.
+"""Fire times a recurring task missed: the misfire policies of :mod:`tempsched_lab.misfire`.
 
 After a run whose slot was ``last_due``, the next slot is
 ``trigger.next_after(last_due)``. When that slot is already in the past (the run
-overran, the machine slept), the policy decides, exactly as periodic tasks do:
+overran, the machine slept), the policy decides, as for periodic tasks (any trigger):
 
 * ``"skip"``: every past slot is missed; arm the first slot at or after ``now``;
 * ``"run_once"``: run the latest past slot now, the earlier ones are missed;
@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..misfire import pick
 from ..validation import check_misfire
 from .base import IntervalTrigger, Trigger, check_time
 
@@ -47,10 +48,11 @@ class Rearm:
 def plan_rearm(trigger: Trigger, last_due: float, now: float, policy: str = "skip") -> Rearm:
     """The next due time after the slot ``last_due`` ran, at time ``now``, under ``policy``.
 
-    Mirrors the periodic re-arm of :class:`~tempsched_lab.Scheduler`: a slot is late
-    when it is strictly before ``now``. Interval triggers are counted arithmetically;
-    other triggers walk their late fire times (one ``next_after`` each, about 10 µs
-    for a cron trigger), so a minutely cron job that slept a week costs ~0.1 s once.
+    A slot is late when it is strictly before ``now``; :func:`tempsched_lab.misfire.pick`
+    (the policy, shared with periodic tasks) chooses among them. Interval triggers are
+    counted arithmetically; other triggers walk their late fire times (one ``next_after``
+    each, about 10 µs for a cron trigger), so a minutely cron job that slept a week
+    costs ~0.1 s once.
     """
     last_due = check_time(last_due, "last_due")
     now = check_time(now, "now")
@@ -66,7 +68,9 @@ def plan_rearm(trigger: Trigger, last_due: float, now: float, policy: str = "ski
         late += 1
         last_late = nxt
         nxt = trigger.next_after(nxt)
-    return _apply(policy, due, late, last_late, nxt)
+    slot, missed = pick(policy, late)
+    chosen = due if slot == 0 else (last_late if slot == late - 1 else nxt)
+    return Rearm(chosen, late, missed, due)
 
 
 def _plan_interval(trigger: IntervalTrigger, last_due: float, now: float, policy: str) -> Rearm:
@@ -74,17 +78,6 @@ def _plan_interval(trigger: IntervalTrigger, last_due: float, now: float, policy
     due = trigger.time_of(k)
     if due >= now:
         return Rearm(due, 0, 0, None)
-    first_future = trigger.index_after(math.nextafter(now, -math.inf))  # first slot >= now
-    late = first_future - k
-    last_late, first_after = trigger.time_of(first_future - 1), trigger.time_of(first_future)
-    return _apply(policy, due, late, last_late, first_after)
-
-
-def _apply(
-    policy: str, first_late: float, late: int, last_late: float, first_future: float | None
-) -> Rearm:
-    if policy == "skip":
-        return Rearm(first_future, late, late, first_late)
-    if policy == "run_once":
-        return Rearm(last_late, late, late - 1, first_late)
-    return Rearm(first_late, late, 0, first_late)  # catch_up
+    late = trigger.index_after(math.nextafter(now, -math.inf)) - k  # first slot >= now, less k
+    slot, missed = pick(policy, late)
+    return Rearm(trigger.time_of(k + slot), late, missed, due)

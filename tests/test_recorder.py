@@ -1,0 +1,121 @@
+"""The recorder's rows follow the schema: each row builder is written once per kind, and
+this test checks it field by field against :data:`tempsched_lab.schema.LAYOUTS`."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tempsched_lab.queues import make_queue
+from tempsched_lab.recorder import Recorder
+from tempsched_lab.schema import COMMON, KIND_CODE, KINDS, LAYOUTS
+from tempsched_lab.task import PeriodicTask, Task
+
+
+class _Rows:
+    """A stand-in for the EventLog: keeps what the recorder appends."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[object, ...]] = []
+
+    def append(self, row: tuple[object, ...]) -> None:
+        self.rows.append(row)
+
+
+def job(*args: object) -> None:
+    return None
+
+
+def _task(task_id: int, due: float, label: str) -> Task:
+    task = Task(due, job, (task_id,), None, label)
+    task.id = task_id
+    return task
+
+
+def _recorder() -> tuple[Recorder, _Rows, Task]:
+    rows = _Rows()
+    queue = make_queue("sorteddict")
+    pending = _task(7, 50.0, "pending")
+    queue.insert(pending)
+    return Recorder(rows, queue), rows, pending  # type: ignore[arg-type]
+
+
+def _fields(row: tuple[object, ...]) -> tuple[str, dict[str, object]]:
+    kind = KINDS[row[0]]  # type: ignore[index]
+    names = COMMON + LAYOUTS[kind]
+    assert len(row) == 1 + len(names), (kind, row)
+    return kind, dict(zip(names, row[1:], strict=True))
+
+
+def _each_kind(rec: Recorder, pending: Task) -> None:
+    """One call of every row builder, with values that tell the fields apart."""
+    task = _task(3, 20.0, "mine")
+    periodic = PeriodicTask(30.0, job, (), None, "tick", 2.5, False, "skip")
+    periodic.id = 4
+    rec.scheduled(10.0, task, 4, 0, 50.0, 20.0, True)
+    rec.scheduled(11.0, _task(9, 50.0, "again"), 7, 1, 20.0, 20.0, False, pending)
+    rec.rejected(12.0, 1, 5.0, "late", "(1,)", None, 0, "in the past")
+    rec.woke(13.0, True, 0.25)
+    rec.started(14.0, task, 20.0, 13.5)
+    rec.finished(15.0, task, 20.0, 1.0, 42, "w1", 14.5)
+    rec.failed(16.0, task, 20.0, 2.0, ValueError("boom"), "w2", 14.0)
+    rec.event_set(17.0, task, 20.0)
+    rec.missed(18.0, periodic, 27.5, 3, "skip")
+    rec.cancelled(19.0, 3, "cancelled", "queue", task, 50.0)
+    rec.dropped(21.0, task, "shutting down")
+    rec.stopped(22.0, "stopped by shutdown()")
+
+
+def test_every_row_builder_lays_its_row_out_as_the_schema_says():
+    rec, rows, pending = _recorder()
+    _each_kind(rec, pending)
+    got = [_fields(row) for row in rows.rows]
+    kinds = [kind for kind, _ in got]
+    assert kinds == ["schedule", "schedule", "reject", "wake", "start", "finish", "error",
+                     "event_set", "missed", "cancel", "shutdown", "shutdown"]  # fmt: skip
+    f = [fields for _, fields in got]
+    assert f[0] | {"wall": 0, "thread": 0} == {
+        "t": 10.0, "wall": 0, "thread": 0, "task_id": 3, "case": 4, "dup_of": -1, "due": 20.0,
+        "fire_at": 20.0, "label": "mine", "args": "(3,)", "period": None, "origin": 0,
+        "head_before": 50.0, "head_after": 20.0, "ready_size": 1, "queue_size": 1,
+        "woke": True, "trigger": None,
+    }  # fmt: skip
+    assert (f[1]["task_id"], f[1]["dup_of"], f[1]["case"], f[1]["woke"]) == (7, 7, 7, False)
+    assert (f[2]["case"], f[2]["due"], f[2]["label"], f[2]["error"]) == (1, 5.0, "late",
+                                                                         "in the past")  # fmt: skip
+    assert (f[3]["result"], f[3]["wait"], f[3]["head_before"]) == ("notified", 0.25, 50.0)
+    assert (f[4]["task_id"], f[4]["due"], f[4]["dispatched"]) == (3, 20.0, 13.5)
+    assert (f[5]["duration"], f[5]["result"], f[5]["worker"], f[5]["worker_start"]) == (
+        1.0, "int", "w1", 14.5)  # fmt: skip
+    assert f[6]["error"] == "ValueError: boom" and "ValueError" in str(f[6]["detail"])
+    assert (f[7]["task_id"], f[7]["label"]) == (3, "mine")
+    assert (f[8]["task_id"], f[8]["due"], f[8]["period"], f[8]["missed"], f[8]["result"]) == (
+        4, 27.5, 2.5, 3, "skip")  # fmt: skip
+    assert (f[9]["result"], f[9]["where"], f[9]["head_before"], f[9]["head_after"]) == (
+        "cancelled", "queue", 50.0, 50.0)  # fmt: skip
+    assert (f[10]["task_id"], f[10]["result"], f[10]["detail"]) == (3, "dropped", "shutting down")
+    assert f[11]["task_id"] == -1 and math.isnan(f[11]["due"])  # type: ignore[arg-type]
+
+
+def test_every_kind_of_the_schema_has_a_row_builder():
+    rec, rows, pending = _recorder()
+    _each_kind(rec, pending)
+    rec.dispatched(23.0, [])  # an empty batch writes nothing
+    assert {KINDS[row[0]] for row in rows.rows} | {"dispatch"} == set(KIND_CODE)  # type: ignore[index]
+
+
+@pytest.mark.parametrize("design", ["sorteddict", "heap", "wheel"])
+def test_a_dispatch_row_follows_the_schema(design):
+    rows = _Rows()
+    queue = make_queue(design)
+    for task_id, due in ((0, 1.0), (1, 1.0), (2, 3.0)):
+        queue.insert(_task(task_id, due, f"t{task_id}"))
+    rec = Recorder(rows, queue)  # type: ignore[arg-type]
+    rec.dispatched(1.5, queue.pop_due(1.5))
+    got = [_fields(row) for row in rows.rows]
+    assert [kind for kind, _ in got] == ["dispatch", "dispatch"]
+    for task_id, (_, fields) in enumerate(got):
+        assert fields["t"] == 1.5 and fields["task_id"] == task_id and fields["due"] == 1.0
+        assert fields["label"] == f"t{task_id}" and fields["queue_size"] == 1
+        assert fields["head_after"] == queue.head_time()
