@@ -23,7 +23,8 @@ class Moment:
     Attributes:
         serial: increases by one per moment taken from this scheduler.
         seq: rows recorded so far; the moment shows exactly the rows with ``seq < seq``.
-        now: the clock reading.
+        now: the clock reading; for a scheduler that was shut down, the reading at its
+            shutdown (the clock may go on for others: the picture stops there).
         queue: the queue's snapshot (its state and its design's picture).
         running: runs dispatched and not finished, in dispatch order.
         closed: whether the scheduler was shut down (or its worker died).

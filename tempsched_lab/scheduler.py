@@ -223,6 +223,8 @@ class Scheduler:
         self._running: dict[int, Task] = {}
         self._exceptions: collections.OrderedDict[int, BaseException] = collections.OrderedDict()
         self._closed = False
+        #: the clock reading at shutdown: a closed scheduler's moments are frozen there
+        self._closed_at: float | None = None
         self._draining = False
         self._worker_error: BaseException | None = None
         #: set in a child process of ``os.fork()``: this object is a dead copy there
@@ -737,7 +739,9 @@ class Scheduler:
             return Moment(
                 serial=self._moments,
                 seq=self.log.next_seq,
-                now=self.clock.now(),
+                # a shut-down scheduler's last moment is its shutdown, whatever the clock
+                # says since: every panel of a snapshot then shows that one instant
+                now=self.clock.now() if self._closed_at is None else self._closed_at,
                 queue=self.queue.snapshot(self.time_origin),
                 running=tuple(task.view() for task in self._running.values()),
                 closed=self.closed,
@@ -1152,8 +1156,9 @@ class Scheduler:
         dropped = self._drop_all()
         self._closed = True
         self._draining = False
+        self._closed_at = now = self.clock.now()
         if self._rec is not None:
-            self._rec.stopped(self.clock.now(), f"dropped {len(dropped)} task(s)")
+            self._rec.stopped(now, f"dropped {len(dropped)} task(s)")
         self._settled.notify_all()
         self._driver.stop()
         return dropped

@@ -569,3 +569,31 @@ def test_a_png_drawn_while_the_page_says_hello_is_cleared_next_round():
     dash.refresher.tick()
     assert panel.image.value == b""
     dash.close()
+
+
+def test_a_shut_down_scheduler_is_shown_at_its_shutdown_on_every_panel():
+    # the demo's dashboard.html is drawn seconds after its run ended: the status line said
+    # "now 10.574 s" beside a history and a queue "now 3.001 s"; the picture stops at shutdown
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    s.schedule(print, at=1.0, label="a")
+    s.schedule(print, at=9.0, label="b")
+    clock.run_until(2.0)
+    s.shutdown()
+    other = Scheduler(clock)  # the clock goes on for others
+    other.schedule(lambda: None, at=7.0)
+    clock.run_until(7.5)
+    assert clock.now() == 7.5 and s.moment().now == 2.0
+    assert s.log.to_frame()["t"].iloc[-1] == 2.0  # its last row: the shutdown
+    dash = Dashboard(s, autostart=False)
+    dash.refresher.tick()
+    html = " ".join(
+        w.value
+        for panel in dash.panels.values()
+        for w in panel.display_widgets()
+        if isinstance(w, W.HTML)
+    )
+    nows = re.findall(r"now (?:<b[^>]*>)?(-?[\d.]+ s)", html)
+    assert len(nows) >= 2 and set(nows) == {"2.000 s"}, nows  # controls, queue, history...
+    dash.close()
+    other.shutdown()
