@@ -538,6 +538,34 @@ class EventLog:
         if len(rows) >= self._limit:
             self._after_append(row)
 
+    @property
+    def watched(self) -> bool:
+        """Whether a tap or subscriber sees each row as it is appended.
+
+        >>> EventLog().watched
+        False
+        """
+        return self._limit == 0
+
+    def append_many(self, rows: list[Row]) -> None:
+        """Store ``rows`` in order, as many :meth:`append` calls would, sealing chunks as they
+        fill (``schedule_many``'s rows, held back while nobody watched: see
+        :meth:`Recorder.hold <tempsched_lab.recorder.Recorder.hold>`). A watched log gets them
+        one by one.
+        """
+        if self._limit == 0:
+            for row in rows:
+                self.append(row)
+            return
+        size, start = self._chunk_size, 0
+        while start < len(rows):
+            part = rows[start : start + size - len(self._rows)]
+            self._rows.extend(part)
+            self._seq += len(part)
+            start += len(part)
+            if len(self._rows) >= size:
+                self._seal()
+
     def _after_append(self, row: Row) -> None:
         """The rare work after an append: seal a full chunk, hand the row to taps/subscribers."""
         if len(self._rows) >= self._chunk_size:

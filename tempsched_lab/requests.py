@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 import math
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, TypeAlias, TypedDict
 
@@ -133,12 +133,13 @@ class RequestBuilder:
             raise TypeError(f"{door}() got an unexpected keyword argument {min(unknown)!r}")
         return self._general(action, options)
 
-    def plain(self, action: Any, at: float, args: Any = (), label: Any = None) -> Request | None:
+    def plain(self, action: Any, at: Any, args: Any = (), label: Any = None) -> Request | None:
         """The common request, a callable at a finite float time with a tuple of arguments
         (and a text label), with no further checks to make; ``None`` for any other, which
         takes the general path (whose errors name the argument)."""
         if (
-            callable(action)
+            type(at) is float
+            and callable(action)
             and type(args) is tuple
             and (label is None or type(label) is str)
             and _isfinite(at)
@@ -243,6 +244,38 @@ class RequestBuilder:
             except (OverflowError, OSError, ValueError) as exc:
                 raise ValueError(f"at={at!r}: cannot convert to a time: {exc}") from None
         return check.check_number("at", at)
+
+    def many(self, requests: Iterable[Any]) -> tuple[list[Request], tuple[Any, Exception] | None]:
+        """The requests of one ``schedule_many`` call (see :meth:`from_bulk`), up to the first
+        invalid one: the built requests, and that one with its error (or ``None``).
+
+        The loop is here, not in the scheduler, so that the common ``(action, at)`` request
+        costs one call (:meth:`plain`) and not two. One of three parts of ``schedule_many``'s
+        per-batch work (with the head read once in ``Scheduler._submit`` and the rows held
+        back, :meth:`Recorder.hold <tempsched_lab.recorder.Recorder.hold>`): together they
+        take ``schedule_many`` from 26,636 to 24,534 instructions per request with the log on
+        (-7.9 %) and from 18,255 to 17,212 with it off (-5.7 %; callgrind, 5,000 requests);
+        this part alone -2.5 % / -3.8 %.
+
+        >>> from tempsched_lab import VirtualClock
+        >>> builder = RequestBuilder("skip", 0.0, "sorteddict", VirtualClock().from_datetime)
+        >>> built, failure = builder.many([(print, 1.0), (print, "soon")])
+        >>> len(built), failure[1]
+        (1, TypeError("at='soon': expected a real number (int or float), got str"))
+        """
+        built: list[Request] = []
+        add, plain = built.append, self.plain
+        for request in requests:
+            if type(request) is tuple and len(request) == 2:
+                one = plain(*request)
+                if one is not None:
+                    add(one)
+                    continue
+            try:
+                add(self.from_bulk(request))
+            except (TypeError, ValueError) as exc:
+                return built, (request, exc)
+        return built, None
 
     def from_bulk(self, request: Any) -> Request:
         """One request of ``schedule_many``: ``(action, at)``, ``(action, at, args)`` or a

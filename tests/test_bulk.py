@@ -163,3 +163,24 @@ def test_the_virtual_fast_path_fires_exactly_like_stepping():
     assert fast_order == slow_order
     assert fast.equals(slow)
     assert "chain3" in fast_order
+
+
+@pytest.mark.parametrize("sizes", [[2_500], [700, 700, 700], [1_023, 1, 1_500]])
+def test_batches_held_back_fill_and_trim_chunks_like_rows_one_by_one(sizes):
+    """A batch nobody taps is stored in one go (EventLog.append_many): chunks sealed, the
+    oldest trimmed and the row numbers kept exactly as the same rows one by one."""
+    bulk = Scheduler(VirtualClock(), max_log_rows=1_500)
+    single = Scheduler(VirtualClock(), max_log_rows=1_500)
+    at = 1.0
+    for size in sizes:
+        batch = [(job, at + i) for i in range(size)]
+        at += size
+        bulk.schedule_many(batch)
+        for action, t in batch:
+            single.schedule(action, at=t)
+    a, b = bulk.log.to_frame(), single.log.to_frame()
+    assert len(bulk.log) == len(single.log) < sum(sizes)  # the bound trimmed both alike
+    assert bulk.log.next_seq == single.log.next_seq == sum(sizes)
+    assert a.index.tolist() == b.index.tolist()
+    assert a["task_id"].tolist() == b["task_id"].tolist()
+    assert a["queue_size"].tolist() == b["queue_size"].tolist()
