@@ -79,9 +79,10 @@ class GroupFirer(Drivable, Protocol):
     alone: the clock decides up to when, the target finds its next group (no query across
     targets per group). The scheduler is one; anything else is stepped."""
 
-    def fire_next(self, until: float, move: Callable[[float], None]) -> bool:
-        """Fire the earliest group if it is due by ``until``, calling ``move(t)`` with its time
-        first; False when nothing is due by ``until``."""
+    def fire_next(self, until: float, move: Callable[[float], float | None], limit: int) -> int:
+        """Fire the earliest group while it is due by ``until``, at most ``limit`` groups,
+        calling ``move(t)`` with each group's time first (it returns the clock's time then,
+        or ``None``: nothing may be fired now); returns how many groups fired."""
         ...
 
 
@@ -422,7 +423,14 @@ class VirtualClock:
         for driver in list(self._drivers):
             driver.target.fire_due(now)
 
-    def _move_to(self, t: float) -> None:
+    def _move_alone(self, t: float) -> float | None:
+        """``move`` for a lone target's ``fire_next``: :meth:`_move_to` ``t`` and return the
+        time; or ``None`` (not moved) once another target is attached: the clock's loop
+        takes over."""
+        return self._move_to(t) if len(self._drivers) == 1 else None
+
+    def _move_to(self, t: float) -> float:
+        """Move to ``t`` (never back: a group late by an ``elapse`` fires at ``now``)."""
         if t <= self._now:
             self._same_count += 1
             if self._same_count > self._max_same:
@@ -435,6 +443,7 @@ class VirtualClock:
         else:
             self._same_count = 0
             self._now = t
+        return self._now
 
     def elapse(self, seconds: float) -> float:
         """Let ``seconds`` of virtual time pass without firing anything; returns the new now.
@@ -516,19 +525,21 @@ class VirtualClock:
         """Fire groups due up to ``until`` (at most ``max_steps``); returns how many fired.
 
         The clock decides when: each group at its own time. A lone target that can find
-        its own next group (:class:`GroupFirer`, a scheduler) is asked for it directly;
-        otherwise the earliest time across targets is looked up and every target fires.
+        its own next group (:class:`GroupFirer`, a scheduler) is asked for the whole window
+        in one call, and fires it group by group, moving the clock to each group's time
+        (:meth:`_move_alone`, which hands the rest back here if a run attached another
+        target); otherwise the earliest time across targets is looked up and every target
+        fires.
         """
         steps = 0
         drivers = self._drivers
         while steps < max_steps:
             fire_next = getattr(drivers[0].target, "fire_next", None) if len(drivers) == 1 else None
             if fire_next is not None:
-                move = self._move_to
-                while steps < max_steps and len(drivers) == 1:
-                    if not fire_next(until, move):
-                        return steps
-                    steps += 1
+                fired: int = fire_next(until, self._move_alone, max_steps - steps)
+                steps += fired
+                if steps < max_steps and len(drivers) == 1:
+                    return steps  # nothing more due by ``until`` (or the target closed)
                 continue
             t = self.next_time()
             if t is None or t > until:

@@ -122,3 +122,22 @@ def test_r14_a_clock_played_far_faster_than_it_can_fire_stays_pausable_and_exact
     stepped.run_until(reached, max_steps=None)
     assert comparable(s.log.to_frame()).equals(comparable(b.log.to_frame()))
     clock.run_until(reached + 1.0)  # and it still steps by hand afterwards
+
+
+def test_a_scheduler_attached_during_a_window_fires_in_time_order_with_the_first():
+    # A lone scheduler fires its window in one fire_next call; a run that attaches a second
+    # scheduler to the clock hands the rest of the window back to the clock's loop.
+    clock = VirtualClock()
+    order: list[tuple[str, float]] = []
+    first = Scheduler(clock)
+
+    def attach_another() -> None:
+        order.append(("first", clock.now()))
+        other = Scheduler(clock)
+        other.schedule(lambda: order.append(("other", clock.now())), at=2.5)
+
+    first.schedule(attach_another, at=1.0)
+    first.schedule(lambda: order.append(("first", clock.now())), at=3.0)
+    first.schedule(lambda: order.append(("first", clock.now())), at=4.0)
+    assert clock.run_until(10.0) == 10.0
+    assert order == [("first", 1.0), ("other", 2.5), ("first", 3.0), ("first", 4.0)]
