@@ -54,9 +54,9 @@ from .recorder import Recorder, traceback_text
 from .registry import live_schedulers, register
 from .requests import (
     OPTION_NAMES,
+    OptionsAfterAt,
     Request,
     RequestBuilder,
-    RequestOptions,
     bulk_fields,
     due_of,
     options_signature,
@@ -80,6 +80,7 @@ from .timescale import TimeScale, fmt_duration
 
 if TYPE_CHECKING:
     import asyncio
+    from datetime import datetime
 
     from typing_extensions import Unpack
 
@@ -253,7 +254,11 @@ class Scheduler:
 
     # -- the way in: thin doors onto one path ---------------------------------------------
     def schedule(
-        self, action: Callable[..., Any] | threading.Event, **options: Unpack[RequestOptions]
+        self,
+        action: Callable[..., Any] | threading.Event,
+        *,
+        at: float | datetime | None = None,
+        **options: Unpack[OptionsAfterAt],
     ) -> int:
         """Schedule ``action`` at ``at`` or after ``delay``, once or every ``period``.
 
@@ -284,7 +289,7 @@ class Scheduler:
         0
         """
         try:
-            request = self._requests.build(action, options)
+            request = self._requests.build(action, at, options)
         except (TypeError, ValueError) as exc:
             self._record_bad_options(action, options, _USER, exc)
             raise
@@ -295,8 +300,9 @@ class Scheduler:
         self,
         action: Callable[..., Any] | threading.Event,
         *,
+        at: float | datetime | None = None,
         origin: Origin | str = Origin.USER,
-        **options: Unpack[RequestOptions],
+        **options: Unpack[OptionsAfterAt],
     ) -> Decision:
         """Like :meth:`schedule`, but returns the whole :class:`~tempsched_lab.Decision`.
 
@@ -310,7 +316,7 @@ class Scheduler:
         """
         code = _origin_code(origin)
         try:
-            request = self._requests.build(action, options, "schedule_decision")
+            request = self._requests.build(action, at, options, "schedule_decision")
         except (TypeError, ValueError) as exc:
             self._record_bad_options(action, options, code, exc)
             raise
