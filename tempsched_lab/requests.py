@@ -266,12 +266,8 @@ class RequestBuilder:
         invalid one: the built requests, and that one with its error (or ``None``).
 
         The loop is here, not in the scheduler, so that the common ``(action, at)`` request
-        costs one call (:meth:`plain`) and not two. One of three parts of ``schedule_many``'s
-        per-batch work (with the head read once in ``Scheduler._submit`` and the rows held
-        back, :meth:`Recorder.hold <tempsched_lab.recorder.Recorder.hold>`): together they
-        take ``schedule_many`` from 26,636 to 24,534 instructions per request with the log on
-        (-7.9 %) and from 18,255 to 17,212 with it off (-5.7 %; callgrind, 5,000 requests);
-        this part alone -2.5 % / -3.8 %.
+        costs one call (:meth:`plain`) and not two: ``schedule_many`` -2.5 % with the log on,
+        -3.8 % off (callgrind, 5,000 requests).
 
         >>> from tempsched_lab import VirtualClock
         >>> builder = RequestBuilder("skip", 0.0, "sorteddict", VirtualClock().from_datetime)
