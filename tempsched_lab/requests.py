@@ -79,7 +79,6 @@ _CALENDAR = ("cron", "tz", "trigger")
 # The options besides ``at`` of the common request (a callable at a float time, with
 # arguments and a label).
 _PLAIN = frozenset(("args", "label"))
-_isfinite = math.isfinite
 
 
 #: One validated request: ``(task, at, delay)``, the task record to store and when.
@@ -138,7 +137,7 @@ class RequestBuilder:
         ``door`` names the caller in the error for an unknown option.
         """
         if not options:  # at= alone, the commonest call: plain() without its call
-            if type(at) is float and callable(action) and _isfinite(at):
+            if type(at) is float and callable(action) and math.isfinite(at):
                 return Task(at, action, (), None, None), at, None
         elif type(at) is float and options.keys() <= _PLAIN:
             request = self.plain(action, at, options.get("args", ()), options.get("label"))
@@ -158,7 +157,7 @@ class RequestBuilder:
             and callable(action)
             and type(args) is tuple
             and (label is None or type(label) is str)
-            and _isfinite(at)
+            and math.isfinite(at)
         ):
             return Task(at, action, args, None, label), at, None
         return None
@@ -239,7 +238,7 @@ class RequestBuilder:
 
     def timed(self, task: Task, at: Any, delay: Any) -> Request:
         """The request for a task record a facade built itself, with ``at``/``delay`` checked."""
-        if type(at) is float and delay is None and _isfinite(at):
+        if type(at) is float and delay is None and math.isfinite(at):
             return task, at, None
         _one_time(at, delay)
         if at is not None:
@@ -282,7 +281,7 @@ class RequestBuilder:
         for request in requests:
             if type(request) is tuple and len(request) == 2:
                 action, at = request
-                if type(at) is float and callable(action) and _isfinite(at):  # plain()'s test
+                if type(at) is float and callable(action) and math.isfinite(at):  # plain()'s test
                     add((Task(at, action, (), None, None), at, None))
                     continue
             try:
