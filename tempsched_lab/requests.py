@@ -135,14 +135,26 @@ class RequestBuilder:
         the argument). ``options`` must not hold ``at``.
 
         ``door`` names the caller in the error for an unknown option.
+
+        The common requests (``at=`` alone, or with ``args=``/``label=``) are tested in place
+        with :meth:`plain`'s test, which accepts only what is certainly valid; anything else,
+        and every error, takes the general path. Sparing the call: ``schedule`` -4.2 % with
+        the log off (with ``OptionsAfterAt``), a burst of ``schedule(f, at=t, args=(i,))``
+        70,343 -> 69,771 instructions with the log on (-0.8 %, which keeps it within 5 % of
+        its cost before the single way in; callgrind, 5,000).
         """
         if not options:  # at= alone, the commonest call: plain() without its call
             if type(at) is float and callable(action) and math.isfinite(at):
                 return Task(at, action, (), None, None), at, None
-        elif type(at) is float and options.keys() <= _PLAIN:
-            request = self.plain(action, at, options.get("args", ()), options.get("label"))
-            if request is not None:
-                return request
+        elif type(at) is float and options.keys() <= _PLAIN:  # and args=/label=: plain()'s test
+            args, label = options.get("args", ()), options.get("label")
+            if (
+                type(args) is tuple
+                and (label is None or type(label) is str)
+                and callable(action)
+                and math.isfinite(at)
+            ):
+                return Task(at, action, args, None, label), at, None
         unknown = options.keys() - OPTION_NAMES
         if unknown:
             raise TypeError(f"{door}() got an unexpected keyword argument {min(unknown)!r}")
