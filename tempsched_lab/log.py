@@ -1,7 +1,7 @@
 """The event log: one typed row per observable scheduling step.
 
 The scheduler's :class:`~tempsched_lab.recorder.Recorder` writes one row per step
-(through :meth:`EventLog.append`) while the scheduler holds its lock, so ``seq`` is
+(through the log's :class:`LogWriter`) while the scheduler holds its lock, so ``seq`` is
 gapless and the log order is the true order. Rows are stored as small tuples
 (appending never builds a DataFrame); full chunks of rows are compacted in the
 background into per-kind numpy arrays (about half the memory), and
@@ -23,6 +23,7 @@ import contextlib
 import logging
 import math
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from .audit import AuditReport
     from .logframe import Compact
 
-__all__ = ["EventLog", "Subscription", "read_log", "row_dict"]
+__all__ = ["EventLog", "LogWriter", "Subscription", "read_log", "row_dict"]
 
 Row = tuple[Any, ...]
 #: Rows per chunk of an unbounded log: compacted (and spilled) a chunk at a time.
@@ -49,6 +50,38 @@ CHUNK = 65_536
 #: itself (the default ``spill_backlog`` is this many times ``spill_rows``).
 BACKLOG_CHUNKS = 4
 logger = logging.getLogger("tempsched_lab")
+
+
+def _nowhere(row: Row) -> None:
+    raise RuntimeError("this LogWriter belongs to no log yet")
+
+
+class LogWriter:
+    """The way in of a log's one writer (the scheduler's recorder): store a row with
+    ``append(row)``, count it off ``room``, and once ``room`` reaches 0 call the log's
+    :meth:`EventLog.settle`, which seals the full chunk and refills both::
+
+        writer.append(row)
+        writer.room -= 1
+        if writer.room <= 0:
+            log.settle()
+
+    The log keeps both fields true: while nobody watches, ``append`` is the tail's own
+    ``list.append`` and ``room`` the rows left in the chunk; while a tap or subscriber
+    watches, ``append`` is :meth:`EventLog.append`, which hands each row on. Writing
+    through the tail's ``list.append`` spares a Python call per row: ``schedule`` with the
+    log on, 29,237 -> 28,413 instructions (-2.8 %), a burst of inline runs 73,014 -> 70,343
+    (-3.7 %), a periodic task's runs 75,811 -> 72,899 (-3.8 %; callgrind, 5,000 each).
+
+    >>> EventLog().writer.room  # an empty chunk's rows
+    65536
+    """
+
+    __slots__ = ("append", "room")
+
+    def __init__(self) -> None:
+        self.append: Callable[[Row], None] = _nowhere
+        self.room = 0
 
 
 class _Chunk:
@@ -362,16 +395,24 @@ class EventLog:
         self._chunks: list[_Chunk] = []
         self._rows: list[Row] = []
         self._first = 0  # seq of the first stored row
-        self._seq = 0
+        self._tail_first = 0  # seq of the tail's first row (the next row's: + len(_rows))
         self._taps: list[Callable[[int, Row], Any]] = []
         self._subs: list[Subscription] = []
         #: rows in the tail before an append takes the slow path (0 while any tap or
         #: subscriber listens): one comparison per append covers both (see _fans)
         self._limit = self._chunk_size
+        #: the recorder's way in (kept true by _renew_writer)
+        self.writer = LogWriter()
+        self._renew_writer()
         #: exceptions raised by taps (each removed when it raised)
         self.tap_errors: list[BaseException] = []
 
     # -- reading --------------------------------------------------------------------
+    @property
+    def _seq(self) -> int:
+        """The ``seq`` of the next row: rows are counted where they are, never twice."""
+        return self._tail_first + len(self._rows)
+
     def __len__(self) -> int:
         stored = self._seq - self._first
         return stored if self.max_rows is None else min(stored, self.max_rows)
@@ -398,7 +439,7 @@ class EventLog:
         with self._lock:
             chunks = list(self._chunks)
             tail = self._rows[:]
-            tail_first = self._seq - len(tail)
+            tail_first = self._tail_first
             lowest = self._first if held else self._seq - len(self)
         end = tail_first + len(tail)
         lo = lowest if start is None else min(max(lowest, start), end)
@@ -498,20 +539,23 @@ class EventLog:
 
         For tests and debuggers that must see the state right after each row
         (``scheduler.queue.snapshot()`` is safe inside). Keep it fast; never
-        call the scheduler or this log's readers from it (its lock is held). A
-        tap that raises is removed (the error is kept in :attr:`tap_errors`),
-        never passed to the scheduler. Returns a function that removes the tap.
+        call the scheduler or this log's readers from it (its lock is held), nor
+        add or remove a tap there (both take the lock). A tap that raises is
+        removed (the error is kept in :attr:`tap_errors`), never passed to the
+        scheduler. Returns a function that removes the tap.
         """
 
         def run(seq: int, row: Row) -> None:
             callback(row_dict(seq, row))
 
-        self._taps = [*self._taps, run]
-        self._fans = True
+        with self._lock:  # (the writer changes: not between a row and its count)
+            self._taps = [*self._taps, run]
+            self._fans = True
 
         def remove() -> None:
-            self._taps = [t for t in self._taps if t is not run]
-            self._fans = bool(self._taps or self._subs)
+            with self._lock:
+                self._taps = [t for t in self._taps if t is not run]
+                self._fans = bool(self._taps or self._subs)
 
         return remove
 
@@ -524,19 +568,37 @@ class EventLog:
     @_fans.setter
     def _fans(self, on: bool) -> None:
         self._limit = 0 if on else self._chunk_size
+        self._renew_writer()
+
+    def _renew_writer(self) -> None:
+        """Make :attr:`writer` true again: the tail changed, or a tap came or went."""
+        writer = self.writer
+        if self._limit == 0:  # watched: every row through append(), which hands it on
+            writer.append, writer.room = self.append, sys.maxsize
+        else:
+            writer.append, writer.room = self._rows.append, self._limit - len(self._rows)
 
     def append(self, row: Row) -> None:
-        """Store one row laid out as :data:`~tempsched_lab.schema.LAYOUTS` says (the log's one
-        way in: the :class:`~tempsched_lab.recorder.Recorder` writes every row through it).
+        """Store one row laid out as :data:`~tempsched_lab.schema.LAYOUTS` says, and hand it
+        to the taps and subscribers. The general way in; the recorder writes through
+        :attr:`writer` (:class:`LogWriter`), which is this method while anyone watches.
 
         The caller holds the lock the log was given (the scheduler's), so ``seq`` follows
         the true order of the steps.
         """
         rows = self._rows
         rows.append(row)
-        self._seq += 1
         if len(rows) >= self._limit:
             self._after_append(row)
+        else:
+            self.writer.room -= 1
+
+    def settle(self) -> None:
+        """The writer used up its room: seal the full chunk, and renew :attr:`writer`."""
+        if len(self._rows) >= self._chunk_size:
+            self._seal()
+        else:
+            self._renew_writer()
 
     @property
     def watched(self) -> bool:
@@ -546,25 +608,6 @@ class EventLog:
         False
         """
         return self._limit == 0
-
-    def append_many(self, rows: list[Row]) -> None:
-        """Store ``rows`` in order, as many :meth:`append` calls would, sealing chunks as they
-        fill (``schedule_many``'s rows, held back while nobody watched: see
-        :meth:`Recorder.hold <tempsched_lab.recorder.Recorder.hold>`). A watched log gets them
-        one by one.
-        """
-        if self._limit == 0:
-            for row in rows:
-                self.append(row)
-            return
-        size, start = self._chunk_size, 0
-        while start < len(rows):
-            part = rows[start : start + size - len(self._rows)]
-            self._rows.extend(part)
-            self._seq += len(part)
-            start += len(part)
-            if len(self._rows) >= size:
-                self._seal()
 
     def _after_append(self, row: Row) -> None:
         """The rare work after an append: seal a full chunk, hand the row to taps/subscribers."""
@@ -579,9 +622,11 @@ class EventLog:
         if not rows:
             return
         spill = self._spill
-        chunk = _Chunk(self._seq - len(rows), rows, spill)
+        chunk = _Chunk(self._tail_first, rows, spill)
         self._chunks.append(chunk)
+        self._tail_first += len(rows)
         self._rows = []
+        self._renew_writer()
         self._trim()
         if spill is not None:
             spill.seal(chunk)

@@ -2,10 +2,10 @@
 
 One method per row kind of :mod:`tempsched_lab.schema`; each builds its row
 as the schema lays it out (``(kind code, t, wall, thread, *LAYOUTS[kind])``; a
-test checks every method field by field against the schema) and hands it to
-:meth:`EventLog.append <tempsched_lab.log.EventLog.append>`, the log's one way
-in. The scheduler calls these while holding its lock; each reads the queue
-context (head time, head size, queue size) itself, so a row always says what
+test checks every method field by field against the schema) and stores it through
+the log's :class:`~tempsched_lab.log.LogWriter`, the log's way in for its writer.
+The scheduler calls these while holding its lock; each reads the queue context
+(head time, head size, queue size) itself, so a row always says what
 the queue looked like right after its step. None of them raises for any task,
 argument or exception a user can supply.
 """
@@ -17,7 +17,7 @@ import os
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .queues.base import TimerQueue
@@ -47,13 +47,12 @@ CASE_INT: tuple[int, ...] = tuple(range(9))
 class Recorder:
     """Writes one scheduler's event log: one method per kind of step."""
 
-    __slots__ = ("_append", "_fire", "_held", "_index", "_local", "_queue", "_wall", "log")
+    __slots__ = ("_fire", "_index", "_local", "_queue", "_wall", "_writer", "log")
 
     def __init__(self, log: EventLog, queue: TimerQueue) -> None:
         self.log = log
         self._queue = queue
-        self._append: Callable[[tuple[Any, ...]], None] = log.append
-        self._held: list[tuple[Any, ...]] | None = None
+        self._writer = log.writer
         self._local = threading.local()  # the name of each thread that records, read once
         self._index = queue.index  # len() of it is the queue size, without a method call
         self._wall = time.time
@@ -61,37 +60,25 @@ class Recorder:
         self._fire = queue.fire_time if overridden else None  # (a wheel rounds times up)
 
     def _thread(self) -> str:
+        """The name of the calling thread, read once per thread. The hottest rows (schedule,
+        start, finish) read ``self._local.name`` in place instead of calling this: the
+        simulation with the log on 81,013 -> ~79,970 instructions per task (-1.3 %),
+        ``schedule`` 28,760 -> ~28,410 (-1.2 %; callgrind, 5,000), kept because the simulation
+        would otherwise cost more than 5 % more than before the single way in (issue 26)."""
         try:
             return self._local.name  # type: ignore[no-any-return]
         except AttributeError:
             name = self._local.name = threading.current_thread().name
             return name
 
-    def hold(self) -> bool:
-        """Hold the rows back until :meth:`release` (one batch of ``schedule_many``), unless a
-        tap or subscriber watches the log row by row: it must see the queue as it is right
-        after each row, and without one nobody can tell the difference. Returns whether rows
-        are held. The lock is held from here to :meth:`release`.
-
-        Holding saves the log's ``append`` call per row: ``schedule_many`` with the log on,
-        25,519 -> 24,490 instructions per request (-4.0 %; callgrind, 5,000 requests), one of
-        three parts of its per-batch work that together save 7.9 % (see
-        :meth:`RequestBuilder.many <tempsched_lab.requests.RequestBuilder.many>`). A tap
-        attached by another thread while a batch is applied sees that batch's rows when it
-        ends.
-        """
-        if self.log.watched:
-            return False
-        self._held = []
-        self._append = self._held.append
-        return True
-
-    def release(self) -> None:
-        """Store the held rows in the log, in order (:meth:`EventLog.append_many`)."""
-        held, self._held = self._held, None
-        self._append = self.log.append
-        if held:
-            self.log.append_many(held)
+    def _write(self, row: tuple[Any, ...]) -> None:
+        """Store ``row`` through the log's writer (the rarer rows; the hot ones do this in
+        place, which spares a call per row: see :class:`~tempsched_lab.log.LogWriter`)."""
+        writer = self._writer
+        writer.append(row)
+        writer.room -= 1
+        if writer.room <= 0:
+            self.log.settle()
 
     # -- decisions ------------------------------------------------------------------
     def scheduled(
@@ -113,7 +100,8 @@ class Recorder:
             thread = self._local.name
         except AttributeError:
             thread = self._thread()
-        self._append(
+        writer = self._writer  # written in place on the hottest rows (see _write)
+        writer.append(
             (
                 _SCHEDULE,
                 now,
@@ -136,6 +124,9 @@ class Recorder:
                 task.trigger_text,  # trigger
             )
         )
+        writer.room -= 1
+        if writer.room <= 0:
+            self.log.settle()
 
     def rejected(
         self,
@@ -150,7 +141,7 @@ class Recorder:
     ) -> None:
         """A request rejected: case 1 (in the past), or invalid input (``case`` 0)."""
         queue = self._queue
-        self._append(
+        self._write(
             (
                 _REJECT,
                 now,
@@ -173,7 +164,7 @@ class Recorder:
     def woke(self, now: float, notified: bool, wait: float | None) -> None:
         """The worker's wait ended: notified (the head moved earlier) or timed out."""
         queue = self._queue
-        self._append(
+        self._write(
             (
                 _WAKE,
                 now,
@@ -194,11 +185,11 @@ class Recorder:
         replay removes the whole batch at its first row)."""
         queue = self._queue
         head, ready, size = queue.head_time(), queue.head_size(), len(self._index)
-        thread, wall, fire, append = self._thread(), self._wall(), self._fire, self._append
+        thread, wall, fire, writer = self._thread(), self._wall(), self._fire, self._writer
         for group in groups:
             for task in group.tasks:
                 due = task.due
-                append(
+                writer.append(
                     (
                         _DISPATCH,
                         now,
@@ -213,6 +204,9 @@ class Recorder:
                         size,  # queue_size
                     )
                 )
+                writer.room -= 1
+                if writer.room <= 0:
+                    self.log.settle()
 
     def started(self, now: float, task: Task, due: float, dispatched: float) -> None:
         """A run started (``dispatched``: when it left the queue)."""
@@ -220,7 +214,11 @@ class Recorder:
             thread = self._local.name
         except AttributeError:
             thread = self._thread()
-        self._append((_START, now, self._wall(), thread, task.id, due, task.label, dispatched))
+        writer = self._writer
+        writer.append((_START, now, self._wall(), thread, task.id, due, task.label, dispatched))
+        writer.room -= 1
+        if writer.room <= 0:
+            self.log.settle()
 
     def finished(
         self,
@@ -240,7 +238,8 @@ class Recorder:
             thread = self._local.name
         except AttributeError:
             thread = self._thread()
-        self._append(
+        writer = self._writer
+        writer.append(
             (
                 _FINISH,
                 now,
@@ -255,6 +254,9 @@ class Recorder:
                 worker_start,  # worker_start
             )
         )
+        writer.room -= 1
+        if writer.room <= 0:
+            self.log.settle()
 
     def failed(
         self,
@@ -268,7 +270,7 @@ class Recorder:
     ) -> str:
         """A run raised ``exc``; returns the traceback text it recorded."""
         text = traceback_text(exc)
-        self._append(
+        self._write(
             (
                 _ERROR,
                 now,
@@ -288,11 +290,11 @@ class Recorder:
 
     def event_set(self, now: float, task: Task, due: float) -> None:
         """A ``threading.Event`` action was set."""
-        self._append((_EVENT_SET, now, self._wall(), self._thread(), task.id, due, task.label))
+        self._write((_EVENT_SET, now, self._wall(), self._thread(), task.id, due, task.label))
 
     def missed(self, now: float, task: Task, due: float, missed: int, policy: str) -> None:
         """A recurring task's re-arm skipped ``missed`` runs (the first due at ``due``)."""
-        self._append(
+        self._write(
             (
                 _MISSED,
                 now,
@@ -319,7 +321,7 @@ class Recorder:
     ) -> None:
         """A cancel request and what it did."""
         queue = self._queue
-        self._append(
+        self._write(
             (
                 _CANCEL,
                 now,
@@ -349,7 +351,7 @@ class Recorder:
         self, now: float, task_id: int, result: str, due: float, label: str | None, detail: Any
     ) -> None:
         queue = self._queue
-        self._append(
+        self._write(
             (
                 _SHUTDOWN,
                 now,

@@ -54,9 +54,9 @@ from .recorder import Recorder, traceback_text
 from .registry import live_schedulers, register
 from .requests import (
     OPTION_NAMES,
+    OptionsAfterAt,
     Request,
     RequestBuilder,
-    RequestOptions,
     bulk_fields,
     due_of,
     options_signature,
@@ -80,6 +80,7 @@ from .timescale import TimeScale, fmt_duration
 
 if TYPE_CHECKING:
     import asyncio
+    from datetime import datetime
 
     from typing_extensions import Unpack
 
@@ -253,7 +254,11 @@ class Scheduler:
 
     # -- the way in: thin doors onto one path ---------------------------------------------
     def schedule(
-        self, action: Callable[..., Any] | threading.Event, **options: Unpack[RequestOptions]
+        self,
+        action: Callable[..., Any] | threading.Event,
+        *,
+        at: float | datetime | None = None,
+        **options: Unpack[OptionsAfterAt],
     ) -> int:
         """Schedule ``action`` at ``at`` or after ``delay``, once or every ``period``.
 
@@ -284,7 +289,7 @@ class Scheduler:
         0
         """
         try:
-            request = self._requests.build(action, options)
+            request = self._requests.build(action, at, options)
         except (TypeError, ValueError) as exc:
             self._record_bad_options(action, options, _USER, exc)
             raise
@@ -295,8 +300,9 @@ class Scheduler:
         self,
         action: Callable[..., Any] | threading.Event,
         *,
+        at: float | datetime | None = None,
         origin: Origin | str = Origin.USER,
-        **options: Unpack[RequestOptions],
+        **options: Unpack[OptionsAfterAt],
     ) -> Decision:
         """Like :meth:`schedule`, but returns the whole :class:`~tempsched_lab.Decision`.
 
@@ -310,7 +316,7 @@ class Scheduler:
         """
         code = _origin_code(origin)
         try:
-            request = self._requests.build(action, options, "schedule_decision")
+            request = self._requests.build(action, at, options, "schedule_decision")
         except (TypeError, ValueError) as exc:
             self._record_bad_options(action, options, code, exc)
             raise
@@ -410,62 +416,55 @@ class Scheduler:
                 self._check_open()
             queue, states, rec, resolution = self.queue, self._states, self._rec, self.resolution
             now = self.clock.now()
-            # A batch's rows are held back while no tap watches (Recorder.hold), and the head
-            # is read once, then kept here (only this loop changes the queue): two of three
-            # parts of schedule_many's per-batch work, -7.9 % together (RequestBuilder.many).
-            held = out is not None and rec is not None and rec.hold()
+            # The head is read once, then kept here (only this loop changes the queue).
             head = queue.head_time()
-            try:
-                for request in requests:
-                    task, due, _ = request
-                    if due is None:
-                        due = due_of(request, now)
-                    if resolution is not None:
-                        due = round_up(due, resolution)
-                    if not -_HORIZON <= due - now <= _HORIZON:
-                        raise self._beyond_horizon(request, due, now, origin)
-                    task.due = due
-                    if task.periodic and isinstance(task, PeriodicTask):
-                        task.base = due
-                    case, dup = classify(due, now, head, queue.point_at(due), task)
-                    if case is _PAST:
-                        raise self._in_the_past(task, due, now, head, origin)
-                    if dup is not None:
-                        if rec is not None:
-                            rec.scheduled(now, task, case, origin, head, head, False, dup)
-                        result = (
-                            self._decision(case, dup.id, due, head, head, dup.id, False, origin)
-                            if full
-                            else dup.id
-                        )
-                        if out is not None:
-                            out.append(result)
-                        continue
-                    if rec is not None and task.label is None:  # computed once, when logged
-                        name = getattr(task.action, "__qualname__", None)  # label_of's common case
-                        task.label = name if type(name) is str else label_of(task.action)
-                    if queue.checks_times:  # (a wheel cannot place every float): before any change
-                        queue.check_time(due)
-                    task_id = task.id = len(states)
-                    queue.insert(task)
-                    states.append(_PENDING)
-                    head_after: float | None = head
-                    woke = False
-                    if case is _EMPTY or case is _EARLIER:
-                        woke, head_after = self._driver.wake(), due
+            for request in requests:
+                task, due, _ = request
+                if due is None:
+                    due = due_of(request, now)
+                if resolution is not None:
+                    due = round_up(due, resolution)
+                if not -_HORIZON <= due - now <= _HORIZON:
+                    raise self._beyond_horizon(request, due, now, origin)
+                task.due = due
+                if task.periodic and isinstance(task, PeriodicTask):
+                    task.base = due
+                case, dup = classify(due, now, head, queue.point_at(due), task)
+                if case is _PAST:
+                    raise self._in_the_past(task, due, now, head, origin)
+                if dup is not None:
                     if rec is not None:
-                        rec.scheduled(now, task, case, origin, head, head_after, woke)
+                        rec.scheduled(now, task, case, origin, head, head, False, dup)
                     result = (
-                        self._decision(case, task_id, due, head, head_after, None, woke, origin)
+                        self._decision(case, dup.id, due, head, head, dup.id, False, origin)
                         if full
-                        else task_id
+                        else dup.id
                     )
                     if out is not None:
                         out.append(result)
-                    head = head_after
-            finally:
-                if held:
-                    rec.release()  # type: ignore[union-attr]
+                    continue
+                if rec is not None and task.label is None:  # computed once, when logged
+                    name = getattr(task.action, "__qualname__", None)  # label_of's common case
+                    task.label = name if type(name) is str else label_of(task.action)
+                if queue.checks_times:  # (a wheel cannot place every float): before any change
+                    queue.check_time(due)
+                task_id = task.id = len(states)
+                queue.insert(task)
+                states.append(_PENDING)
+                head_after: float | None = head
+                woke = False
+                if case is _EMPTY or case is _EARLIER:
+                    woke, head_after = self._driver.wake(), due
+                if rec is not None:
+                    rec.scheduled(now, task, case, origin, head, head_after, woke)
+                result = (
+                    self._decision(case, task_id, due, head, head_after, None, woke, origin)
+                    if full
+                    else task_id
+                )
+                if out is not None:
+                    out.append(result)
+                head = head_after
         return out if out is not None else result
 
     def _decision(

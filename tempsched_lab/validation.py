@@ -11,10 +11,6 @@ from typing import Any
 from .misfire import MISFIRE_POLICIES
 from .task import short_repr
 
-# Bound once: a global name is one lookup; math.isfinite is two (measured 14 ns vs 33 ns
-# for the `x - x == 0.0` trick it replaces, which bought nothing).
-_isfinite = math.isfinite
-
 __all__ = [
     "MAX_HORIZON",
     "MIN_RESOLUTION",
@@ -74,7 +70,7 @@ def check_number(name: str, value: Any) -> float:
 
 def check_delay(value: Any) -> float:
     """A delay in seconds (negative means the past: case 1, decided by the tree)."""
-    if type(value) is float and _isfinite(value) and value <= MAX_HORIZON:
+    if type(value) is float and math.isfinite(value) and value <= MAX_HORIZON:
         return value
     result = check_number("delay", value)
     if result > MAX_HORIZON:

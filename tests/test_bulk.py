@@ -166,9 +166,9 @@ def test_the_virtual_fast_path_fires_exactly_like_stepping():
 
 
 @pytest.mark.parametrize("sizes", [[2_500], [700, 700, 700], [1_023, 1, 1_500]])
-def test_batches_held_back_fill_and_trim_chunks_like_rows_one_by_one(sizes):
-    """A batch nobody taps is stored in one go (EventLog.append_many): chunks sealed, the
-    oldest trimmed and the row numbers kept exactly as the same rows one by one."""
+def test_batches_fill_and_trim_chunks_like_rows_one_by_one(sizes):
+    """A batch fills the log's chunks as the same rows one by one do: chunks sealed, the
+    oldest trimmed and the row numbers kept alike."""
     bulk = Scheduler(VirtualClock(), max_log_rows=1_500)
     single = Scheduler(VirtualClock(), max_log_rows=1_500)
     at = 1.0

@@ -315,3 +315,55 @@ def test_rows_hold_only_atoms_so_the_garbage_collector_stops_tracking_them() -> 
     assert {0, 1, 3, 4, 5, 6, 7, 9, 10} <= kinds, kinds  # every kind a virtual clock writes
     tracked = [row for row in rows if gc.is_tracked(row)]
     assert not tracked, [[type(v).__name__ for v in row if gc.is_tracked(v)] for row in tracked]
+
+
+@pytest.mark.parametrize("tap_from, tap_until", [(None, None), (0, 10_000), (700, 2_300)])
+def test_the_writer_fills_seals_and_trims_chunks_exactly(tap_from, tap_until):
+    """The recorder writes through the log's LogWriter: the tail's own list.append while
+    nobody watches, EventLog.append while a tap does. Either way, and across a tap that
+    comes and goes mid-run, every chunk is sealed at exactly its size, a bounded log trims
+    the same rows, and the tap saw each row written while it was attached."""
+
+    def run(tapped: bool) -> tuple[Scheduler, list[int], dict[int, int]]:
+        s = Scheduler(VirtualClock(), executor="inline", max_log_rows=1_500)
+        seen: list[int] = []
+        sealed: dict[int, int] = {}  # first seq -> rows, of every chunk ever sealed
+        remove = None
+        for i in range(3_000):
+            sealed.update((c.first, len(c)) for c in s.log._chunks)
+            if tapped and i == tap_from:
+                remove = s.log.tap(lambda row: seen.append(row["seq"]))
+            if tapped and i == tap_until and remove is not None:
+                remove()
+            if i % 3 == 0:
+                s.schedule_many([(_job, 10.0 + i), (_job, 10.0 + i + 0.5)])
+            else:
+                s.schedule(_job, at=10.0 + i)
+        for _ in range(50):  # dispatch, start and finish rows, through the same writer
+            s.clock.advance(100)
+            sealed.update((c.first, len(c)) for c in s.log._chunks)
+        return s, seen, sealed
+
+    plain, _, plain_sealed = run(False)
+    tapped, seen, tapped_sealed = run(tap_from is not None)
+    chunk = plain.log._chunk_size
+    for s, sealed in ((plain, plain_sealed), (tapped, tapped_sealed)):
+        assert len(sealed) > 5 and all(first % chunk == 0 for first in sealed)
+        assert set(sealed.values()) == {chunk}  # never one row more or less
+        assert len(s.log._rows) < chunk
+        if s.log.watched:  # every row through append(), which hands it to the tap
+            assert s.log.writer.append == s.log.append
+        else:  # the tail's own append, and the room left in its chunk
+            assert s.log.writer.room == chunk - len(s.log._rows)
+    assert tapped.log.next_seq == plain.log.next_seq > 3 * chunk
+    assert len(tapped.log) == len(plain.log) <= 1_500 + chunk
+    a, b = plain.log.to_frame(), tapped.log.to_frame()
+    assert a["seq"].tolist() == b["seq"].tolist()
+    assert a["kind"].tolist() == b["kind"].tolist()
+    if tap_from is not None:
+        assert seen == list(range(seen[0], seen[0] + len(seen)))  # every row while attached
+        assert len(seen) > 1_000
+
+
+def _job() -> None:
+    return None
