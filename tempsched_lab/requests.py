@@ -10,7 +10,7 @@ nothing here takes the scheduler's lock or changes its state.
 
 >>> from tempsched_lab import VirtualClock
 >>> builder = RequestBuilder("skip", 0.0, "sorteddict", VirtualClock().from_datetime)
->>> task, at, delay = builder.build(print, None, {"delay": 1.0, "period": 2.0})
+>>> task, at, delay = builder.build(print, None, (), {"delay": 1.0, "period": 2.0})
 >>> task.period, at, delay
 (2.0, None, 1.0)
 """
@@ -28,7 +28,7 @@ from . import validation as check
 from .task import PeriodicTask, Task, TriggeredTask, short_repr
 
 __all__ = [
-    "OptionsAfterAt",
+    "OtherOptions",
     "Request",
     "RequestBuilder",
     "RequestOptions",
@@ -39,18 +39,21 @@ __all__ = [
 ]
 
 
-class OptionsAfterAt(TypedDict, total=False):
-    """Every option but ``at``: what a door's ``**options`` holds.
+class OtherOptions(TypedDict, total=False):
+    """Every option but ``at`` and ``args``: what a door's ``**options`` holds.
 
-    The doors take ``at`` as a keyword parameter of its own, so that the commonest call,
-    ``schedule(f, at=t)``, builds no options dict: ``schedule`` 30,124 -> 29,237 instructions
-    per call with the log on (-2.9 %), 21,713 -> 20,810 with it off (-4.2 %; callgrind, 5,000
-    calls), which brings it back within 5 % of its cost before the single way in.
+    The doors take ``at`` and ``args`` as keyword parameters of their own, so that the
+    commonest calls, ``schedule(f, at=t)`` and ``schedule(f, at=t, args=(x,))``, build no
+    options dict. ``at``: ``schedule`` 30,124 -> 29,237 instructions per call with the log
+    on (-2.9 %), 21,713 -> 20,810 with it off (-4.2 %); ``args``: a burst of
+    ``schedule(f, at=t, args=(i,))``, 47,989 -> 45,580 with the log off (-5.0 %), 69,836 ->
+    67,303 with it on (-3.6 %; callgrind, 5,000 calls; ``schedule(f, at=t)`` pays 1 % for
+    the second parameter). Each brings its workload back within 5 % of its cost before the
+    single way in.
     """
 
     delay: float | None
     period: float | None
-    args: tuple[Any, ...] | list[Any]
     kwargs: Mapping[str, Any] | None
     label: str | None
     fixed_delay: bool
@@ -60,25 +63,26 @@ class OptionsAfterAt(TypedDict, total=False):
     trigger: Any
 
 
-class RequestOptions(OptionsAfterAt, total=False):
+class RequestOptions(OtherOptions, total=False):
     """The keyword arguments of a request: the one declaration of ``schedule()``'s signature
-    (``at`` here, the others in :class:`OptionsAfterAt`).
+    (``at`` and ``args`` here, the others in :class:`OtherOptions`).
 
     Defaults (:data:`DEFAULTS`): ``args=()``, ``fixed_delay=False``, everything else ``None``.
     """
 
     at: float | datetime | None
+    args: tuple[Any, ...] | list[Any]
 
 
 #: The default of each option that is not ``None``.
 DEFAULTS: dict[str, Any] = {"args": (), "fixed_delay": False}
-#: Every option, ``at`` first (the order of the signatures the doors show).
-_ANNOTATIONS = {"at": RequestOptions.__annotations__["at"], **OptionsAfterAt.__annotations__}
+#: Every option, in the order of the signatures the doors show.
+_ANNOTATIONS = {
+    name: RequestOptions.__annotations__[name]
+    for name in ("at", "delay", "period", "args", *OtherOptions.__annotations__)
+}
 OPTION_NAMES = frozenset(_ANNOTATIONS)
 _CALENDAR = ("cron", "tz", "trigger")
-# The options besides ``at`` of the common request (a callable at a float time, with
-# arguments and a label).
-_PLAIN = frozenset(("args", "label"))
 
 
 #: One validated request: ``(task, at, delay)``, the task record to store and when.
@@ -112,7 +116,7 @@ class RequestBuilder:
 
     >>> from tempsched_lab import VirtualClock
     >>> builder = RequestBuilder("skip", 0.0, "sorteddict", VirtualClock().from_datetime)
-    >>> builder.build(print, 3.0, {})[1]
+    >>> builder.build(print, 3.0, (), {})[1]
     3.0
     """
 
@@ -129,36 +133,38 @@ class RequestBuilder:
         self.from_datetime = from_datetime
 
     def build(
-        self, action: Any, at: Any, options: Mapping[str, Any], door: str = "schedule"
+        self,
+        action: Any,
+        at: Any,
+        args: Any,
+        options: Mapping[str, Any],
+        door: str = "schedule",
     ) -> Request:
-        """The request for ``action`` at ``at`` with the other options, validated (errors name
-        the argument). ``options`` must not hold ``at``.
+        """The request for ``action`` at ``at`` with ``args`` and the other options, validated
+        (errors name the argument). ``options`` holds neither ``at`` nor ``args``.
 
         ``door`` names the caller in the error for an unknown option.
 
-        The common requests (``at=`` alone, or with ``args=``/``label=``) are tested in place
-        with :meth:`plain`'s test, which accepts only what is certainly valid; anything else,
-        and every error, takes the general path. Sparing the call: ``schedule`` -4.2 % with
-        the log off (with ``OptionsAfterAt``), a burst of ``schedule(f, at=t, args=(i,))``
-        70,343 -> 69,771 instructions with the log on (-0.8 %, which keeps it within 5 % of
-        its cost before the single way in; callgrind, 5,000).
+        The commonest request (a callable at a finite float time, with a tuple of arguments
+        and no other option) is tested in place with :meth:`plain`'s test, which accepts only
+        what is certainly valid; anything else, and every error, takes the general path.
+        Sparing the call: a burst of ``schedule(f, at=t, args=(i,))``, 70,343 -> 69,771
+        instructions with the log on (-0.8 %, which keeps it within 5 % of its cost before
+        the single way in; callgrind, 5,000).
         """
-        if not options:  # at= alone, the commonest call: plain() without its call
-            if type(at) is float and callable(action) and math.isfinite(at):
-                return Task(at, action, (), None, None), at, None
-        elif type(at) is float and options.keys() <= _PLAIN:  # and args=/label=: plain()'s test
-            args, label = options.get("args", ()), options.get("label")
-            if (
-                type(args) is tuple
-                and (label is None or type(label) is str)
-                and callable(action)
-                and math.isfinite(at)
-            ):
-                return Task(at, action, args, None, label), at, None
+        if (  # plain()'s test
+            not options
+            and type(at) is float
+            and type(args) is tuple
+            and callable(action)
+            and math.isfinite(at)
+        ):
+            return Task(at, action, args, None, None), at, None
         unknown = options.keys() - OPTION_NAMES
         if unknown:
             raise TypeError(f"{door}() got an unexpected keyword argument {min(unknown)!r}")
-        return self._general(action, {**options, "at": at} if at is not None else options)
+        full = {**options, "args": args} if at is None else {**options, "at": at, "args": args}
+        return self._general(action, full)
 
     def plain(self, action: Any, at: Any, args: Any = (), label: Any = None) -> Request | None:
         """The common request, a callable at a finite float time with a tuple of arguments
@@ -311,8 +317,7 @@ class RequestBuilder:
                 plain = self.plain(request[0], at, request[2] if len(request) == 3 else ())
                 if plain is not None:
                     return plain
-            options: dict[str, Any] = {"args": request[2]} if len(request) == 3 else {}
-            return self.build(request[0], at, options)
+            return self.build(request[0], at, request[2] if len(request) == 3 else (), {})
         if not isinstance(request, Mapping):
             raise TypeError(
                 f"request={short_repr(request)}: expected (action, at), (action, at, args) "
@@ -325,7 +330,8 @@ class RequestBuilder:
                 f"request={short_repr(request)}: "
                 + (f"unknown keys {sorted(unknown)}" if unknown else "no 'action'")
             )
-        return self.build(options.pop("action"), options.pop("at", None), options)
+        action, at, args = options.pop("action"), options.pop("at", None), options.pop("args", ())
+        return self.build(action, at, args, options)
 
 
 def _one_time(at: Any, delay: Any) -> None:

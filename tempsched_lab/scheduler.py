@@ -54,7 +54,7 @@ from .recorder import Recorder, traceback_text
 from .registry import live_schedulers, register
 from .requests import (
     OPTION_NAMES,
-    OptionsAfterAt,
+    OtherOptions,
     Request,
     RequestBuilder,
     bulk_fields,
@@ -258,7 +258,8 @@ class Scheduler:
         action: Callable[..., Any] | threading.Event,
         *,
         at: float | datetime | None = None,
-        **options: Unpack[OptionsAfterAt],
+        args: tuple[Any, ...] | list[Any] = (),
+        **options: Unpack[OtherOptions],
     ) -> int:
         """Schedule ``action`` at ``at`` or after ``delay``, once or every ``period``.
 
@@ -289,9 +290,9 @@ class Scheduler:
         0
         """
         try:
-            request = self._requests.build(action, at, options)
+            request = self._requests.build(action, at, args, options)
         except (TypeError, ValueError) as exc:
-            self._record_bad_options(action, options, _USER, exc)
+            self._record_bad_options(action, args, options, _USER, exc)
             raise
         task_id: int = self._submit((request,), _USER, False)
         return task_id
@@ -301,8 +302,9 @@ class Scheduler:
         action: Callable[..., Any] | threading.Event,
         *,
         at: float | datetime | None = None,
+        args: tuple[Any, ...] | list[Any] = (),
         origin: Origin | str = Origin.USER,
-        **options: Unpack[OptionsAfterAt],
+        **options: Unpack[OtherOptions],
     ) -> Decision:
         """Like :meth:`schedule`, but returns the whole :class:`~tempsched_lab.Decision`.
 
@@ -316,9 +318,9 @@ class Scheduler:
         """
         code = _origin_code(origin)
         try:
-            request = self._requests.build(action, at, options, "schedule_decision")
+            request = self._requests.build(action, at, args, options, "schedule_decision")
         except (TypeError, ValueError) as exc:
-            self._record_bad_options(action, options, code, exc)
+            self._record_bad_options(action, args, options, code, exc)
             raise
         decision: Decision = self._submit((request,), code, True)
         return decision
@@ -389,13 +391,13 @@ class Scheduler:
         return self._submit((request,), code, full)
 
     def _record_bad_options(
-        self, action: Any, options: Mapping[str, Any], origin: int, exc: BaseException
+        self, action: Any, args: Any, options: Mapping[str, Any], origin: int, exc: BaseException
     ) -> None:
         """The ``reject`` row (case 0) of a request whose options were invalid (a misspelt
         keyword raises ``TypeError`` like any Python call, unrecorded)."""
         if options.keys() <= OPTION_NAMES:
             get = options.get
-            self._record_invalid(action, get("args", ()), get("period"), get("label"), origin, exc)
+            self._record_invalid(action, args, get("period"), get("label"), origin, exc)
 
     def _submit(
         self, requests: Sequence[Request], origin: int, full: bool, out: list[Any] | None = None
