@@ -469,6 +469,7 @@ def test_a_fixed_workload_runs_as_it_is():
         ({"grid": {"queue": []}}, ValueError, r"grid\['queue'\] is empty"),
         ({"grid": {"queue": ["fifo"]}}, ValueError, "queue='fifo'"),
         ({"grid": {"queue": ["wheel(tick=0)"]}}, ValueError, r"queue='wheel\(tick=0\)'"),
+        ({"grid": {"queue": ["wheel(tick={{}})"]}}, ValueError, r"queue='wheel\(tick=\{\{\}\}\)'"),
         ({"grid": {"executor": ["process"]}}, ValueError, "executor='process'"),
         ({"grid": {"misfire": ["never"]}}, ValueError, "misfire='never'"),
         ({"grid": {"executor": ["inline"], "max_workers": [2]}}, ValueError, "max_workers=2"),

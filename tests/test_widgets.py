@@ -15,7 +15,7 @@ import time
 
 import ipywidgets as W
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from widgetkit import close_widgets, scenario  # noqa: F401  (an autouse fixture)
 
@@ -575,6 +575,8 @@ def test_the_args_box_refuses_deep_or_long_text_with_a_clear_error(text, message
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="-+~([{}]),1'a ", max_size=1200))
+@example("{{}}")  # a set of dicts: literal_eval's TypeError (found by this test in CI)
+@example("{[1], 'a'}")
 def test_parse_args_answers_any_text_with_a_tuple_or_a_clear_error(text):
     from tempsched_lab.widgets.controls import parse_args
 

@@ -98,7 +98,7 @@ argument 'ticks'
                 if keyword.arg is None:
                     raise ValueError("** option")
                 options[keyword.arg] = ast.literal_eval(keyword.value)
-        except (SyntaxError, ValueError) as exc:
+        except (SyntaxError, ValueError, TypeError) as exc:  # TypeError: tick={{}}
             raise ValueError(
                 f"queue={spec!r}: options are written name=number, e.g. 'wheel(tick=0.001)' ({exc})"
             ) from None

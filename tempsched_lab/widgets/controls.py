@@ -93,8 +93,8 @@ def parse_args(text: str) -> tuple[Any, ...]:
     argument: it is measured by a flat scan of the tokens before anything
     recursive parses it, so no input can exhaust the stack or the memory.
 
-    >>> parse_args(""), parse_args("1, 'a'"), parse_args("hello")
-    ((), (1, 'a'), ('hello',))
+    >>> parse_args(""), parse_args("1, 'a'"), parse_args("hello"), parse_args("{[1]}")
+    ((), (1, 'a'), ('hello',), ('{[1]}',))
     >>> parse_args("-" * 5000 + "1")
     Traceback (most recent call last):
     ...
@@ -112,7 +112,7 @@ def parse_args(text: str) -> tuple[Any, ...]:
         raise ValueError(f"args: nested {depth} deep (brackets or signs); at most {MAX_ARGS_DEPTH}")
     try:
         value = ast.literal_eval(f"({text},)")
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError):  # TypeError: a set of lists, {{}}
         return (text,)
     return tuple(value)
 
