@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .decision import Case
+from .rowkinds import Kind
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,7 +34,7 @@ def case_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """
     import pandas as pd
 
-    decided = frame.loc[frame["kind"].isin(["schedule", "reject"]), "case"].dropna()
+    decided = frame.loc[frame["kind"].isin([Kind.SCHEDULE, Kind.REJECT]), "case"].dropna()
     counts = decided.astype(int).value_counts()
     return pd.DataFrame(
         {
@@ -63,8 +64,8 @@ def lateness_summary(frame: pd.DataFrame, by: str | None = "label") -> pd.DataFr
     """
     import pandas as pd
 
-    dispatch = frame.loc[frame["kind"] == "dispatch"]
-    start = frame.loc[frame["kind"] == "start"]
+    dispatch = frame.loc[frame["kind"] == Kind.DISPATCH]
+    start = frame.loc[frame["kind"] == Kind.START]
     measures = {
         "scheduling": (dispatch, "lateness"),
         "queueing": (start, "queue_delay"),
@@ -94,12 +95,12 @@ def periodic_runs(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per periodic task: label, period, runs, errors, missed runs, first and last run."""
     import pandas as pd
 
-    sched = frame.loc[(frame["kind"] == "schedule") & frame["period"].notna()]
+    sched = frame.loc[(frame["kind"] == Kind.SCHEDULE) & frame["period"].notna()]
     ids = sched["task_id"].dropna().astype("int64").unique()
     rows = []
     for tid in ids:
         rows_t = frame.loc[(frame["task_id"] == tid).fillna(False)]
-        starts = rows_t.loc[rows_t["kind"].isin(["start", "event_set"]), "t"]
+        starts = rows_t.loc[rows_t["kind"].isin([Kind.START, Kind.EVENT_SET]), "t"]
         first = sched.loc[sched["task_id"] == tid].iloc[0]
         rows.append(
             {
@@ -107,8 +108,8 @@ def periodic_runs(frame: pd.DataFrame) -> pd.DataFrame:
                 "label": first["label"],
                 "period": float(first["period"]),
                 "runs": len(starts),
-                "errors": int((rows_t["kind"] == "error").sum()),
-                "missed": int(rows_t.loc[rows_t["kind"] == "missed", "missed"].sum()),
+                "errors": int((rows_t["kind"] == Kind.ERROR).sum()),
+                "missed": int(rows_t.loc[rows_t["kind"] == Kind.MISSED, "missed"].sum()),
                 "first_run": float(starts.min()) if len(starts) else float("nan"),
                 "last_run": float(starts.max()) if len(starts) else float("nan"),
             }

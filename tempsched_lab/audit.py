@@ -26,6 +26,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .rowkinds import Kind
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -132,7 +134,7 @@ def audit(frame: pd.DataFrame, dropped: int = 0) -> AuditReport:
         if tid[i] != tid[i]:
             continue
         t = int(tid[i])
-        if k == "schedule":
+        if k == Kind.SCHEDULE:
             if not 2 <= case[i] <= 8:
                 problem(i, f"schedule row with case {case[i]}")
             if case[i] in (5, 7):
@@ -149,36 +151,36 @@ def audit(frame: pd.DataFrame, dropped: int = 0) -> AuditReport:
             phase[t] = "queued"
             continue
         if t not in periodic:
-            if not report.truncated and k not in ("cancel",):
+            if not report.truncated and k not in (Kind.CANCEL,):
                 problem(i, f"{k} row for task {t}, which was never accepted")
             continue  # (or its schedule row fell out of a bounded log)
         now = phase.get(t)
-        if k == "dispatch":
+        if k == Kind.DISPATCH:
             if now != "queued":
                 problem(i, f"task {t} dispatched while {now}")
             if lateness[i] < 0:
                 problem(i, f"task {t} dispatched {-lateness[i]:.6f} s early")
             phase[t] = "dispatched"
-        elif k in ("start", "event_set"):
+        elif k in (Kind.START, Kind.EVENT_SET):
             if now != "dispatched":
                 problem(i, f"task {t}: {k} without a dispatch (was {now})")
             if lateness[i] < 0:
                 problem(i, f"task {t} started {-lateness[i]:.6f} s before it was due")
-            phase[t] = "started" if k == "start" else "ran"
-        elif k in ("finish", "error"):
-            if not (now == "started" or (k == "error" and now == "dispatched")):
+            phase[t] = "started" if k == Kind.START else "ran"
+        elif k in (Kind.FINISH, Kind.ERROR):
+            if not (now == "started" or (k == Kind.ERROR and now == "dispatched")):
                 problem(i, f"task {t}: {k} without a start (was {now})")
             phase[t] = "ran"
         is_end = False
-        if k in ("finish", "error", "event_set"):
+        if k in (Kind.FINISH, Kind.ERROR, Kind.EVENT_SET):
             is_end = not periodic[t]
-        elif k == "cancel":
+        elif k == Kind.CANCEL:
             is_end = result[i] == "cancelled" or (result[i] == "running" and periodic[t])
             if result[i] == "cancelled":
                 if now != "queued":
                     problem(i, f"task {t} cancelled while {now}")
                 phase[t] = "ended"
-        elif k == "shutdown" and result[i] == "dropped":
+        elif k == Kind.SHUTDOWN and result[i] == "dropped":
             is_end = True
             if now == "queued":
                 phase[t] = "ended"

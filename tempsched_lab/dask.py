@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .rowkinds import Kind
 from .runs import call_marked
 
 if TYPE_CHECKING:
@@ -276,11 +277,11 @@ def worker_runs(frame: pd.DataFrame, placements: Iterable[Placement] | None = No
 
     keys = ["task_id", "due"]
     kind = frame["kind"].astype(str)
-    dispatched = frame.loc[kind == "dispatch", [*keys, "t"]].rename(columns={"t": "dispatched"})
-    starts = frame.loc[kind == "start", [*keys, "label", "t"]].rename(columns={"t": "submitted"})
+    dispatched = frame.loc[kind == Kind.DISPATCH, [*keys, "t"]].rename(columns={"t": "dispatched"})
+    starts = frame.loc[kind == Kind.START, [*keys, "label", "t"]].rename(columns={"t": "submitted"})
     has_where = "worker" in frame.columns and "worker_start" in frame.columns
     where_cols = ["worker", "worker_start"] if has_where else []
-    ends = frame.loc[kind.isin(["finish", "error"]), [*keys, "t", "kind", *where_cols]]
+    ends = frame.loc[kind.isin([Kind.FINISH, Kind.ERROR]), [*keys, "t", "kind", *where_cols]]
     ends = ends.rename(columns={"t": "ended", "kind": "outcome"})
     ends["outcome"] = ends["outcome"].astype(str)
     placed = pd.DataFrame(
@@ -328,7 +329,7 @@ def lanes_by_worker(
     def rows_of(mask: Any) -> Any:
         return out.loc[mask, keys].reset_index().merge(runs, on=keys, how="inner")
 
-    starts = rows_of(kind == "start")
+    starts = rows_of(kind == Kind.START)
     rows = starts["index"].to_numpy()
     shift = starts["worker_start"].to_numpy() - out.loc[rows, "t"].to_numpy()
     out.loc[rows, "t"] = starts["worker_start"].to_numpy()
@@ -339,7 +340,7 @@ def lanes_by_worker(
         threads = out["thread"].astype("object")
         threads.loc[rows] = starts["worker"].astype(str).to_numpy()
         out["thread"] = threads.astype("category")
-    ends = rows_of(kind.isin(["finish", "error"])).dropna(subset=["worker_end"])
+    ends = rows_of(kind.isin([Kind.FINISH, Kind.ERROR])).dropna(subset=["worker_end"])
     end_rows = ends["index"].to_numpy()
     out.loc[end_rows, "t"] = ends["worker_end"].to_numpy()
     if "duration" in out.columns:

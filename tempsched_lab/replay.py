@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from .decision import Case
 from .queues import QueueSnapshot, QueueState, TimerQueue, make_queue
+from .rowkinds import Kind
 from .task import make_task
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class Replayer:
     def _apply(self, i: int) -> None:
         kind = self._kind[i]
         queue = self.queue
-        if kind == "schedule":
+        if kind == Kind.SCHEDULE:
             case = self._case[i]
             if case in _ADDS and math.isnan(self._dup[i]):  # duplicates add nothing
                 period = self._period[i]
@@ -122,7 +123,7 @@ class Replayer:
                 self._fire[tid] = fire
                 heapq.heappush(self._by_fire, (fire, tid))
             return
-        if kind == "dispatch":
+        if kind == Kind.DISPATCH:
             tid = int(self._task[i])
             if tid in queue:
                 # The first dispatch row of a batch: the live queue popped the whole batch
@@ -137,8 +138,8 @@ class Replayer:
                         queue.remove(other)
                         del fires[other]
             return
-        if (kind == "cancel" and self._result[i] == "cancelled") or (
-            kind == "shutdown" and self._result[i] == "dropped"
+        if (kind == Kind.CANCEL and self._result[i] == "cancelled") or (
+            kind == Kind.SHUTDOWN and self._result[i] == "dropped"
         ):
             tid = int(self._task[i])
             if queue.remove(tid) is not None:

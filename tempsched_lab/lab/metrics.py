@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from ..rowkinds import Kind
+
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
@@ -93,7 +95,7 @@ def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
 
 def lateness_of(frame: pd.DataFrame) -> np.ndarray:
     """The lateness of every run (due -> start, seconds), in start order."""
-    values: np.ndarray = _floats(frame, "lateness")[_kinds(frame)("start")]
+    values: np.ndarray = _floats(frame, "lateness")[_kinds(frame)(Kind.START)]
     return values
 
 
@@ -129,19 +131,19 @@ def run_metrics(frame: pd.DataFrame, steps: int | None = None) -> dict[str, Any]
     if "seq" in frame.columns and not frame["seq"].is_monotonic_increasing:
         frame = frame.sort_values("seq", kind="stable")
     kind = _kinds(frame)
-    start = kind("start")
+    start = kind(Kind.START)
     lateness = _floats(frame, "lateness")[start]
     queue_delay = _floats(frame, "queue_delay")[start]
-    decided = kind("schedule") | kind("reject")
+    decided = kind(Kind.SCHEDULE) | kind(Kind.REJECT)
     cases = _floats(frame, "case")[decided]
     counts = np.bincount(cases[~np.isnan(cases)].astype("int64"), minlength=9)
-    missed = _floats(frame, "missed")[kind("missed")]
-    schedule = kind("schedule")
+    missed = _floats(frame, "missed")[kind(Kind.MISSED)]
+    schedule = kind(Kind.SCHEDULE)
     recurring_rows = schedule & (
         ~np.isnan(_floats(frame, "period")) | frame["trigger"].notna().to_numpy()
     )
     recurring = np.unique(_floats(frame, "task_id")[recurring_rows])
-    cancel = kind("cancel") & (frame["result"] == "cancelled").to_numpy()
+    cancel = kind(Kind.CANCEL) & (frame["result"] == "cancelled").to_numpy()
     cancelled_ids = _floats(frame, "task_id")[cancel]
     largest, mean = _time_weighted_depth(frame)
     t = _floats(frame, "t")
@@ -149,7 +151,7 @@ def run_metrics(frame: pd.DataFrame, steps: int | None = None) -> dict[str, Any]
     has_runs = len(lateness) > 0
     out: dict[str, Any] = {
         "runs": int(start.sum()),
-        "failed": int(kind("error").sum()),
+        "failed": int(kind(Kind.ERROR).sum()),
         "cancelled": int((~np.isin(cancelled_ids, recurring)).sum()),
         "misfires": int(np.nansum(missed)),
         "lateness_p50": float(np.quantile(lateness, 0.5)) if has_runs else float("nan"),
