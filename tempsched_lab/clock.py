@@ -364,7 +364,16 @@ class VirtualClock:
         self._now = _finite("start", start)
         #: ``start``: shown to users as ``0.000 s`` (so ``at=2.0`` reads ``2.000 s``).
         self.origin = self._now
-        self._drivers: list[_VirtualDriver] = []
+        # The attached schedulers: a tuple replaced whole under ``_attach_lock`` (never
+        # changed in place), so a reader takes a consistent set with one attribute read.
+        self._drivers: tuple[_VirtualDriver, ...] = ()
+        # A leaf lock: held only to replace ``_drivers``, never while calling anything. A
+        # scheduler attaches and detaches (``shutdown``) holding its own lock, and the
+        # stepping thread holds ``_lock`` while it calls into schedulers: were detaching
+        # to take ``_lock``, the two would wait for each other for good (issue 32).
+        self._attach_lock = threading.Lock()
+        # The step lock: one thread moves the clock and fires at a time. Lock order:
+        # ``_lock``, then a scheduler's lock, then leaf locks; never the other way round.
         self._lock = threading.RLock()
         self._max_same = _positive_int("max_steps_at_same_time", max_steps_at_same_time)
         self._same_count = 0
@@ -390,21 +399,26 @@ class VirtualClock:
 
     def next_time(self) -> float | None:
         """When the next due group of any attached scheduler fires, or ``None``."""
-        times = [t for d in list(self._drivers) if (t := d.target.next_fire_time()) is not None]
+        times = [t for d in self._drivers if (t := d.target.next_fire_time()) is not None]
         return min(times) if times else None
 
     # -- attaching ------------------------------------------------------------------
     def attach(self, target: Drivable, name: str = "") -> _VirtualDriver:
-        """Drive ``target`` from this clock's steps (no thread)."""
+        """Drive ``target`` from this clock's steps (no thread).
+
+        Never waits for a step in progress (only the leaf lock is taken): a scheduler
+        made while the clock plays joins from the next group on.
+        """
         driver = _VirtualDriver(self, target)
-        with self._lock:
-            self._drivers.append(driver)
+        with self._attach_lock:
+            self._drivers = (*self._drivers, driver)
         return driver
 
     def _detach(self, driver: _VirtualDriver) -> None:
-        with self._lock:
-            if driver in self._drivers:
-                self._drivers.remove(driver)
+        """Stop driving ``driver``'s target; called by a scheduler's shutdown holding its
+        own lock, so it takes only the leaf lock (see ``__init__``)."""
+        with self._attach_lock:
+            self._drivers = tuple(d for d in self._drivers if d is not driver)
 
     # -- driving ------------------------------------------------------------------
     def step(self) -> float | None:
@@ -420,7 +434,7 @@ class VirtualClock:
         """Move to ``t`` and let every attached target fire what is due then."""
         self._move_to(t)
         now = self._now
-        for driver in list(self._drivers):
+        for driver in self._drivers:
             driver.target.fire_due(now)
 
     def _move_alone(self, t: float) -> float | None:
@@ -502,7 +516,7 @@ class VirtualClock:
     def _periodic_groups_until(self, t: float) -> int:
         """At least how many groups the attached schedulers' periodic tasks fire up to ``t``."""
         total = 0
-        for driver in list(self._drivers):
+        for driver in self._drivers:
             count = getattr(driver.target, "periodic_runs_until", None)
             if count is not None:
                 total += count(t)
@@ -530,16 +544,20 @@ class VirtualClock:
         (:meth:`_move_alone`, which hands the rest back here if a run attached another
         target); otherwise the earliest time across targets is looked up and every target
         fires.
+
+        A lone target that fired fewer groups than allowed has nothing more due by
+        ``until``, unless the set of targets changed meanwhile (a run made a second
+        scheduler and shut the first down): then the window goes on with the new set.
         """
         steps = 0
-        drivers = self._drivers
         while steps < max_steps:
+            drivers = self._drivers
             fire_next = getattr(drivers[0].target, "fire_next", None) if len(drivers) == 1 else None
             if fire_next is not None:
                 fired: int = fire_next(until, self._move_alone, max_steps - steps)
                 steps += fired
-                if steps < max_steps and len(drivers) == 1:
-                    return steps  # nothing more due by ``until`` (or the target closed)
+                if steps < max_steps and self._drivers is drivers:
+                    return steps  # the same lone target has nothing more due by ``until``
                 continue
             t = self.next_time()
             if t is None or t > until:
@@ -647,6 +665,7 @@ class VirtualClock:
     def _inherited_by_fork(self) -> None:
         """A copy in a child of ``os.fork()``: no player thread, and a lock nobody holds."""
         self._lock = threading.RLock()
+        self._attach_lock = threading.Lock()
         self._player = None
         self._rate = 0.0
         self._stop_play = threading.Event()

@@ -114,6 +114,9 @@ def options_signature(first: list[inspect.Parameter], returns: str) -> inspect.S
 class RequestBuilder:
     """Builds the requests of one scheduler (its defaults: misfire policy, shortest period).
 
+    ``min_period`` is the queue's (a wheel fires at most once per tick), ``resolution``
+    the scheduler's grid: a shorter period is refused, naming both.
+
     >>> from tempsched_lab import VirtualClock
     >>> builder = RequestBuilder("skip", 0.0, "sorteddict", VirtualClock().from_datetime)
     >>> builder.build(print, 3.0, (), {})[1]
@@ -126,11 +129,13 @@ class RequestBuilder:
         min_period: float,
         design: str,
         from_datetime: Callable[[datetime], float],
+        resolution: float | None = None,
     ) -> None:
         self.misfire = misfire
         self.min_period = min_period
         self.design = design
         self.from_datetime = from_datetime
+        self.resolution = resolution
 
     def build(
         self,
@@ -211,6 +216,15 @@ class RequestBuilder:
                 f"period={short_repr(period)}: shorter than the {self.design} queue's "
                 f"tick ({self.min_period:g} s), which fires at most once per tick; use a smaller "
                 "tick (queue_options={'tick': ...}) or another queue design"
+            )
+        if self.resolution is not None and period < self.resolution:
+            # Due times are rounded up to the grid: a shorter period would fall due again at
+            # the instant it just ran, and run two or three times back to back there.
+            raise ValueError(
+                f"period={short_repr(period)}: shorter than the scheduler's resolution="
+                f"{self.resolution:g} s, which rounds due times up to its grid, so the task "
+                "could not run that often; use a period of at least the resolution, or a "
+                "finer resolution"
             )
         policy = self.misfire if misfire is None else check.check_misfire(misfire)
         return PeriodicTask(0.0, action, args, kwargs, label, period, bool(fixed_delay), policy)
@@ -333,17 +347,25 @@ def bulk_fields(request: Any) -> tuple[Any, Any]:
 
 
 def due_of(request: Request, now: float) -> float:
-    """The due time of a validated request read at ``now``."""
+    """The due time of a validated request read at ``now``.
+
+    A calendar request without ``at``/``delay`` asks its trigger for its first fire time:
+    a trigger with none left, or whose answer is not a time after ``now``, is a
+    ``ValueError``/``TypeError`` naming the trigger (the scheduler writes its ``reject``
+    row).
+    """
     task, at, delay = request
     if at is not None:
         return at
     if delay is not None:
         return now + delay
     if isinstance(task, TriggeredTask):
-        first = task.trigger.next_after(now)
+        from .triggers.base import fire_after
+
+        first = fire_after(task.trigger, now)  # NaN, inf, a raise...: an error naming it
         if first is None:
-            raise ValueError(f"trigger={task.trigger!r}: has no fire time after now")
-        return float(first)
+            raise ValueError(f"trigger={short_repr(task.trigger)}: has no fire time after now")
+        return first
     return now + task.period  # type: ignore[operator]
 
 

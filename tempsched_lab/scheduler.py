@@ -233,7 +233,11 @@ class Scheduler:
         self._moments = 0
         # -- collaborators -----------------------------------------------------------
         self._requests = RequestBuilder(
-            self.misfire, self.queue.min_period, self.queue.design, clock.from_datetime
+            self.misfire,
+            self.queue.min_period,
+            self.queue.design,
+            clock.from_datetime,
+            self.resolution,
         )
         self._runner = Runner(self)
         self._launcher: Launcher = make_launcher(
@@ -423,7 +427,12 @@ class Scheduler:
             for request in requests:
                 task, due, _ = request
                 if due is None:
-                    due = due_of(request, now)
+                    try:
+                        due = due_of(request, now)
+                    except (TypeError, ValueError) as exc:  # a trigger with no valid first time
+                        self._record_invalid_locked(now, task.action, task.args, task.period,
+                                                    task.label, origin, exc)  # fmt: skip
+                        raise
                 if resolution is not None:
                     due = round_up(due, resolution)
                 if not -_HORIZON <= due - now <= _HORIZON:
@@ -501,10 +510,17 @@ class Scheduler:
 
     def _beyond_horizon(self, request: Request, due: float, now: float, origin: int) -> ValueError:
         """A due time more than ~31 years away: the ``reject`` row, and the error to raise."""
-        task, at, _ = request
-        name, value = ("at", at) if at is not None else ("delay", due - now)
+        task, at, delay = request
+        if at is None and delay is None:  # the recurrence gave the time: name what the user gave
+            name, value = (
+                ("trigger", task.trigger) if task.trigger is not None else ("period", task.period)
+            )
+            what = "its first fire time is "
+        else:
+            name, value = ("at", at) if at is not None else ("delay", delay)
+            what = ""
         exc = ValueError(
-            f"{name}={short_repr(value)}: more than {check.MAX_HORIZON:g} s (~31 years) "
+            f"{name}={short_repr(value)}: {what}more than {check.MAX_HORIZON:g} s (~31 years) "
             "away from now"
         )
         self._record_invalid_locked(now, task.action, task.args, task.period, task.label,
@@ -996,6 +1012,13 @@ class Scheduler:
             return
         if self.resolution is not None:
             due = round_up(due, self.resolution)
+        if not due - now <= _HORIZON:  # NaN, inf or ~31 years away: no design may store it
+            given = "" if task.trigger is None else f" (trigger={short_repr(task.trigger)})"
+            self._end_unarmed(
+                task, now, f"periodic task could not be re-armed: its next time{given} is "
+                f"{short_repr(due - now)} s from now, beyond {check.MAX_HORIZON:g} s (~31 years)"
+            )  # fmt: skip
+            return
         queue = self.queue
         try:
             queue.check_time(due)

@@ -320,8 +320,12 @@ class TriggeredTask(Task):
     def next_due(self) -> float | None:
         if self.stop_requested:
             return None
-        nxt: float | None = self.trigger.next_after(self.due)
-        return nxt
+        from .triggers.base import fire_after
+
+        try:
+            return fire_after(self.trigger, self.due)
+        except (TypeError, ValueError):  # the re-arm will end the task, with a row saying why
+            return None
 
     def next_slot(self, now: float) -> tuple[float | None, int, float]:
         """The slot to arm after a run that ended at ``now``: ``(due, missed, first missed
@@ -333,10 +337,17 @@ class TriggeredTask(Task):
         return plan.due, plan.missed, plan.first_late if plan.first_late is not None else now
 
     def upcoming(self, n: int) -> tuple[float, ...]:
+        """The next ``n`` fire times after this one, as far as the trigger gives valid ones
+        (a status or a dashboard frame never breaks on a faulty user trigger)."""
+        from .triggers.base import fire_after
+
         out: list[float] = []
         t: float | None = self.due
         while len(out) < n and t is not None:
-            t = self.trigger.next_after(t)
+            try:
+                t = fire_after(self.trigger, t)
+            except (TypeError, ValueError):
+                break
             if t is not None:
                 out.append(t)
         return tuple(out)

@@ -9,6 +9,7 @@ reaches a final state, nothing runs early, ``audit()`` is clean, and
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
 import threading
 import time
@@ -18,6 +19,8 @@ from datetime import datetime
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tempsched_lab import (
     CancelResult,
@@ -28,6 +31,7 @@ from tempsched_lab import (
     audit,
     replay,
 )
+from tempsched_lab.requests import round_up
 from tempsched_lab.scheduler import KEEP_EXCEPTIONS
 
 WHEEL = {"tick": 0.1, "slots": 16}
@@ -362,6 +366,59 @@ def test_f17_a_period_shorter_than_the_wheel_tick_is_refused():
     with pytest.raises(ValueError, match=r"period=0\.001: shorter than the wheel queue's tick"):
         s.schedule(noop, delay=0, period=0.001)
     s.schedule(noop, delay=0, period=0.01)  # one per tick is fine
+
+
+# -- issue 32, finding 12: a period below the resolution --------------------------------------
+
+
+@pytest.mark.parametrize("door", ["schedule", "schedule_many"])
+def test_a_period_below_the_resolution_is_refused_naming_both(door):
+    # It ran two or three times back to back at every grid instant (skip: 29 runs and 19
+    # missed rows in 20 s of a 0.4 s period on a 1 s grid; run_once and catch_up: 48).
+    s = Scheduler(VirtualClock(), resolution=1.0)
+    refused = r"period=0\.4: shorter than the scheduler's resolution=1 s"
+    with pytest.raises(ValueError, match=refused):
+        if door == "schedule":
+            s.schedule(noop, period=0.4)
+        else:
+            s.schedule_many([{"action": noop, "period": 0.4}])
+    rejects = [r for r in s.log.rows() if r["kind"] == "reject"]
+    assert len(rejects) == 1 and "resolution=1 s" in rejects[0]["error"]
+    assert s.pending == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    resolution=st.sampled_from([0.25, 0.5, 1.0, 1.5]),
+    factor=st.floats(1.0, 4.0),
+    misfire=st.sampled_from(["skip", "run_once", "catch_up"]),
+    fixed_delay=st.booleans(),
+)
+def test_a_period_at_least_the_resolution_runs_once_per_grid_instant(
+    resolution, factor, misfire, fixed_delay
+):
+    clock = VirtualClock()
+    s = Scheduler(clock, resolution=resolution)
+    period = resolution * factor
+    options = {"misfire": misfire} if not fixed_delay else {"fixed_delay": True}
+    starts: list[float] = []
+    s.schedule(lambda: starts.append(clock.now()), period=period, **options)
+    clock.run_until(40.0)
+    assert len(starts) >= 40.0 // (period + resolution)  # it ran all along
+    assert all(b > a for a, b in itertools.pairwise(starts))  # never twice at an instant
+    assert all(round_up(t, resolution) == t for t in starts)  # each on the grid
+    assert not [r for r in s.log.rows() if r["kind"] == "missed"]  # nothing made up to skip
+
+
+def test_a_trigger_finer_than_the_resolution_runs_once_per_grid_instant():
+    from tempsched_lab.triggers import IntervalTrigger
+
+    clock = VirtualClock()
+    s = Scheduler(clock, resolution=1.0)
+    starts: list[float] = []
+    s.schedule(lambda: starts.append(clock.now()), trigger=IntervalTrigger(0.1))
+    clock.run_until(5.0)
+    assert starts == [1.0, 2.0, 3.0, 4.0, 5.0]
 
 
 # -- F15: memory: exceptions and their frames are released --------------------------------------

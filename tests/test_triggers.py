@@ -875,3 +875,122 @@ def test_a_dst_week_of_cron_runs_on_a_virtual_clock():
     assert len(nightly) == 7
     assert "2026-03-29 03:00 CEST" in nightly  # the spring-forward night
     assert sum(t.endswith("02:30 CET") or t.endswith("02:30 CEST") for t in nightly) == 6
+
+
+# -- issue 32: what a user's trigger may answer ----------------------------------------------
+class Answers:
+    """A user's trigger that answers ``next_after`` with ``answer(t, calls)``."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.calls = 0
+
+    def next_after(self, t):
+        self.calls += 1
+        return self.answer(t, self.calls)
+
+    def describe(self):
+        return "a user's own rule"
+
+    def __repr__(self):
+        return "Answers()"
+
+
+def _raise(t, calls):
+    raise ZeroDivisionError("a bug in the rule")
+
+
+BAD_FIRST = [
+    ("no time left", lambda t, c: None, ValueError, "has no fire time after now"),
+    ("raises", _raise, ValueError, "raised ZeroDivisionError: a bug in the rule"),
+    ("a string", lambda t, c: "soon", TypeError, "returned 'soon'"),
+    ("NaN", lambda t, c: math.nan, ValueError, "returned nan"),
+    ("inf", lambda t, c: math.inf, ValueError, "returned inf"),
+    ("t itself", lambda t, c: t, ValueError, "returned t itself"),
+    ("before t", lambda t, c: t - 2.0, ValueError, r"returned a time 2\.000 s before t"),
+    ("beyond the horizon", lambda t, c: t + 1e300, ValueError, "first fire time is more than"),
+]
+
+
+@pytest.mark.parametrize(("answer", "error", "message"), [b[1:] for b in BAD_FIRST],
+                         ids=[b[0] for b in BAD_FIRST])  # fmt: skip
+@pytest.mark.parametrize("door", ["schedule", "schedule_many"])
+def test_a_request_refused_for_its_trigger_is_a_reject_row_naming_the_trigger(
+    answer, error, message, door
+):
+    # Issue 32, finding 7: no row was written, and NaN was blamed on a delay= never given.
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    s.schedule(noop, at=5.0, label="someone else's")
+    trigger = Answers(answer)
+    with pytest.raises(error, match=message) as caught:
+        if door == "schedule":
+            s.schedule(noop, trigger=trigger, label="mine")
+        else:
+            s.schedule_many([{"action": noop, "trigger": trigger, "label": "mine"}])
+    text = str(caught.value)
+    assert text.startswith("trigger=Answers()") and "delay" not in text
+    rows = s.log.rows()
+    assert [r["kind"] for r in rows] == ["schedule", "reject"]
+    assert rows[-1]["label"] == "mine" and "trigger=Answers()" in rows[-1]["error"]
+    assert s.pending == 1 and s.status(0).state.name == "PENDING"
+    assert clock.run_until_idle() == 5.0  # the scheduler goes on
+    assert s.log.audit().ok
+
+
+def noop(*args):
+    return None
+
+
+def _after(n, bad):
+    """A rule that answers ``t + 1`` ``n`` times, then ``bad(t)``."""
+    return lambda t, calls: t + 1.0 if calls <= n else bad(t)
+
+
+BAD_REARM = [
+    ("NaN", lambda t: math.nan, "returned nan"),
+    ("inf", lambda t: math.inf, "returned inf"),
+    ("-inf", lambda t: -math.inf, "returned -inf"),
+    ("a string", lambda t: "later", "returned 'later'"),
+    ("raises", lambda t: 1 / 0, "raised ZeroDivisionError"),
+    ("t itself", lambda t: t, "returned t itself"),
+    ("beyond the horizon", lambda t: t + 1e300, "could not be re-armed"),
+]
+
+
+@pytest.mark.parametrize(("bad", "message"), [b[1:] for b in BAD_REARM],
+                         ids=[b[0] for b in BAD_REARM])  # fmt: skip
+def test_a_rearm_that_cannot_be_stored_ends_the_task_with_a_dropped_row(design, bad, message):
+    # Issue 32, finding 8: the sorted dict and the heap stored a re-arm at NaN or inf, and
+    # the virtual clock's time became NaN or inf; only the wheel ended the task.
+    clock = VirtualClock()
+    s = Scheduler(clock, queue=design, queue_options={"tick": 0.25} if design == "wheel" else {})
+    others: list[float] = []
+    tid = s.schedule(noop, trigger=Answers(_after(2, bad)), label="mine")
+    s.schedule(lambda: others.append(clock.now()), period=1.0, label="theirs")
+    assert clock.run_until(6.0) == 6.0  # a finite clock, on time
+    assert s.status(tid).state.name == "DROPPED"
+    rows = s.log.rows()
+    assert sum(r["kind"] == "start" and r["task_id"] == tid for r in rows) == 2
+    dropped = [r for r in rows if r["kind"] == "shutdown" and r["result"] == "dropped"]
+    assert len(dropped) == 1 and dropped[0]["task_id"] == tid
+    assert message in dropped[0]["detail"] and "Answers()" in dropped[0]["detail"]
+    assert others == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]  # the other task never noticed
+    later = s.schedule(noop, delay=0.5)  # and the scheduler takes new work after
+    clock.run_until(7.0)
+    assert s.status(later).state.name == "DONE" and others[-1] == 7.0
+    assert s.log.audit().ok
+
+
+def test_status_and_views_of_a_task_with_a_faulty_trigger_never_raise():
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    tid = s.schedule(noop, trigger=Answers(_after(1, lambda t: math.nan)))
+    status = s.status(tid)  # its upcoming times stop where the rule stops giving valid ones
+    assert status.state.name == "PENDING" and status.upcoming == ()
+    assert s.moment().pending == 1
+
+
+def test_next_times_refuses_a_rule_that_does_not_move_on():
+    with pytest.raises(ValueError, match=r"trigger=Answers\(\): next_after\(t\) returned t itself"):
+        next_times(Answers(lambda t, c: t), 0.0, 3)  # [0.0, 0.0, 0.0] before

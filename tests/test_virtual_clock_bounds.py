@@ -141,3 +141,30 @@ def test_a_scheduler_attached_during_a_window_fires_in_time_order_with_the_first
     first.schedule(lambda: order.append(("first", clock.now())), at=4.0)
     assert clock.run_until(10.0) == 10.0
     assert order == [("first", 1.0), ("other", 2.5), ("first", 3.0), ("first", 4.0)]
+
+
+@pytest.mark.parametrize("how", ["shutdown", "same name"])
+def test_a_window_goes_on_with_the_scheduler_that_replaced_the_lone_one(how):
+    # Issue 32, finding 3: a run of the clock's only scheduler makes a second one, schedules
+    # on it and ends the first (a shutdown, or a re-run cell's same name). The window must
+    # notice that its lone target changed instead of returning as if nothing were left.
+    for window in ("run_until", "run_until_idle"):
+        clock = VirtualClock()
+        fired: list[float] = []
+        first = Scheduler(clock, name=f"cell-{how}-{window}")
+
+        def replace(clock=clock, fired=fired, first=first, name=first.name) -> None:
+            other = Scheduler(clock, name=name if how == "same name" else None)
+            other.schedule(lambda: fired.append(clock.now()), delay=0.5)
+            if how == "shutdown":
+                first.shutdown(wait=False)
+
+        first.schedule(replace, at=1.0)
+        if how == "same name":
+            with pytest.warns(UserWarning, match="a live scheduler named"):
+                end = clock.run_until(10.0) if window == "run_until" else clock.run_until_idle()
+        else:
+            end = clock.run_until(10.0) if window == "run_until" else clock.run_until_idle()
+        assert fired == [1.5], window  # on time, in this window
+        assert end == (10.0 if window == "run_until" else 1.5)
+        assert first.closed and first.log.audit().ok

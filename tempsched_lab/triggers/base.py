@@ -22,9 +22,17 @@ import math
 import numbers
 from typing import Any, Protocol, runtime_checkable
 
+from ..task import describe_exception, short_repr
 from ..timescale import fmt_duration
 
-__all__ = ["IntervalTrigger", "Trigger", "check_time", "check_trigger", "next_times"]
+__all__ = [
+    "IntervalTrigger",
+    "Trigger",
+    "check_time",
+    "check_trigger",
+    "fire_after",
+    "next_times",
+]
 
 
 @runtime_checkable
@@ -116,18 +124,69 @@ def next_times(trigger: Trigger, t: float, n: int) -> list[float]:
     """The next ``n`` fire times of any trigger strictly after ``t`` (fewer if it runs out).
 
     Uses the trigger's own ``next_times`` when it has one (a cron trigger keeps its
-    iterator: one pass instead of ``n`` restarts).
+    iterator: one pass instead of ``n`` restarts); other answers are checked
+    (:func:`fire_after`).
     """
     n = _check_count(n)
     own = getattr(trigger, "next_times", None)
     if callable(own):
         return list(own(t, n))
     result: list[float] = []
-    nxt = trigger.next_after(check_time(t))
+    nxt = fire_after(trigger, check_time(t))
     while nxt is not None and len(result) < n:
         result.append(nxt)
-        nxt = trigger.next_after(nxt)
+        nxt = fire_after(trigger, nxt)
     return result
+
+
+def fire_after(trigger: Trigger, t: float) -> float | None:
+    """``trigger.next_after(t)``, checked: ``None`` (no fire time left) or a finite number
+    of seconds strictly after ``t``.
+
+    Anything else a trigger (a user's own) may answer cannot be stored as a due time,
+    or would never let its task move on: it raised, it returned NaN, an infinity, a
+    non-number, or a time not after ``t``. That is a ``ValueError`` (``TypeError`` for a
+    non-number) naming the trigger and what it gave; the scheduler refuses the request
+    (a ``reject`` row) or ends the task (a ``dropped`` row) with it.
+
+    >>> fire_after(IntervalTrigger(2.0), 3.0)
+    4.0
+    >>> class Stuck:
+    ...     def next_after(self, t): return t
+    ...     def describe(self): return "stuck"
+    ...     def __repr__(self): return "Stuck()"
+    >>> fire_after(Stuck(), 3.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: trigger=Stuck(): next_after(t) returned t itself: expected None or a time ...
+    """
+    try:
+        value = trigger.next_after(t)
+    except Exception as exc:
+        raise ValueError(
+            f"trigger={short_repr(trigger)}: next_after(t) raised {describe_exception(exc)}"
+        ) from exc
+    if value is None:
+        return None
+    if type(value) is not float:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(
+                f"trigger={short_repr(trigger)}: next_after(t) returned {short_repr(value)}: "
+                "expected None or a time in seconds (a real number)"
+            )
+        value = float(value)
+    if t < value < math.inf:
+        return value
+    if value == t:
+        said = "t itself"
+    elif -math.inf < value < t:
+        said = f"a time {fmt_duration(t - value)} before t"
+    else:  # NaN or an infinity
+        said = repr(value)
+    raise ValueError(
+        f"trigger={short_repr(trigger)}: next_after(t) returned {said}: expected None or a "
+        "time strictly after t"
+    )
 
 
 def check_trigger(value: Any, arg: str = "trigger") -> Trigger:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..misfire import pick
 from ..validation import check_misfire
-from .base import IntervalTrigger, Trigger, check_time
+from .base import IntervalTrigger, Trigger, check_time, fire_after
 
 __all__ = ["Rearm", "plan_rearm"]
 
@@ -52,14 +52,16 @@ def plan_rearm(trigger: Trigger, last_due: float, now: float, policy: str = "ski
     (the policy, shared with periodic tasks) chooses among them. Interval triggers are
     counted arithmetically; other triggers walk their late fire times (one ``next_after``
     each, about 10 µs for a cron trigger), so a minutely cron job that slept a week
-    costs ~0.1 s once.
+    costs ~0.1 s once. Each answer of the trigger is checked (:func:`fire_after`): one
+    that cannot be a due time (NaN, an infinity, a non-number, a time not after the
+    last, a raise) is a ``ValueError`` or ``TypeError`` naming the trigger.
     """
     last_due = check_time(last_due, "last_due")
     now = check_time(now, "now")
     policy = check_misfire(policy)
     if isinstance(trigger, IntervalTrigger):
         return _plan_interval(trigger, last_due, now, policy)
-    due = trigger.next_after(last_due)
+    due = fire_after(trigger, last_due)
     if due is None or due >= now:
         return Rearm(due, 0, 0, None)
     late, last_late = 0, due
@@ -67,7 +69,7 @@ def plan_rearm(trigger: Trigger, last_due: float, now: float, policy: str = "ski
     while nxt is not None and nxt < now:
         late += 1
         last_late = nxt
-        nxt = trigger.next_after(nxt)
+        nxt = fire_after(trigger, nxt)
     slot, missed = pick(policy, late)
     chosen = due if slot == 0 else (last_late if slot == late - 1 else nxt)
     return Rearm(chosen, late, missed, due)
