@@ -66,6 +66,29 @@ class Replayer:
         self._origin: float | None = float(origin) if origin is not None else None
         self._reset()
 
+    def extend(self, frame: pd.DataFrame) -> None:
+        """Append the rows of ``frame`` (later ``seq`` than the rows held) and apply them.
+
+        For a log that grows (a mirror of a served scheduler): the queue goes on from
+        where it is instead of replaying from the first row.
+        """
+        import numpy as np
+
+        if not len(frame):
+            return
+        frame = frame.sort_values("seq", kind="stable")
+        seq = frame["seq"].to_numpy()
+        if len(self._seq) and int(seq[0]) <= int(self._seq[-1]):
+            raise ValueError(
+                f"frame starts at seq {int(seq[0])}: expected rows after seq {int(self._seq[-1])}"
+            )
+        new = Replayer(frame, self._design if isinstance(self._design, str) else "sorteddict")
+        for name in ("_seq", "_kind", "_case", "_task", "_due", "_t", "_label", "_period"):
+            setattr(self, name, np.concatenate([getattr(self, name), getattr(new, name)]))
+        for name in ("_result", "_dup", "_fire_at"):
+            setattr(self, name, np.concatenate([getattr(self, name), getattr(new, name)]))
+        self.advance_to(None)
+
     def _reset(self) -> None:
         design = self._design
         if isinstance(design, TimerQueue):
