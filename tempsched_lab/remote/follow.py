@@ -74,6 +74,7 @@ def attach_dir(
     origin = float(manifest["time_origin"]) if manifest is not None else 0.0
     mirror = RemoteScheduler(str(directory), name=directory.name, time_origin=origin, design=design)
     feed = DirectoryFeed(mirror, directory, follow=follow, poll=float(poll))
+    mirror.feed = feed
     if follow:
         mirror.set_link(Link("live", since=mirror.clock.now()))
         feed.read_new()  # what is on disk now, before this returns: then each new segment

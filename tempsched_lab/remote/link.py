@@ -64,6 +64,8 @@ class Link:
     gap: Gap | None = None
     why: str = ""
     attempts: int = 0
+    #: closed because the service restarted with a new log (``attach`` again to follow it)
+    restarted: bool = False
 
     def text(self, scale: TimeScale | None = None) -> str:
         """The state as a sentence (times in ``scale``'s language)."""

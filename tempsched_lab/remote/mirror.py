@@ -162,6 +162,8 @@ class RemoteScheduler:
         self._canceller = canceller
         self._live_clock = live_clock
         self._stoppers: list[Callable[[], Any]] = []
+        #: the feed that fills the mirror (a stream's or a directory's), for tests and tools
+        self.feed: Any = None
 
     # -- what the panels read -------------------------------------------------------------
     @property
@@ -292,7 +294,9 @@ class RemoteScheduler:
     def set_link(self, link: Link) -> None:
         """The link changed: keep ``link`` and tell the observers (errors are kept, not raised)."""
         if link.gap is None and link.state != "gap" and self.gaps:
-            link = Link(link.state, link.since, self.gaps[-1], link.why, link.attempts)
+            link = Link(
+                link.state, link.since, self.gaps[-1], link.why, link.attempts, link.restarted
+            )
         if link.state == "reconnecting":
             self.clock.stop()
         self._link = link
@@ -303,14 +307,16 @@ class RemoteScheduler:
                 self.observer_errors.append(exc)
                 self._observers.remove(observer)
 
-    def end(self, why: str) -> None:
-        """The mirrored scheduler shut down (or the replay ended): the mirror is closed."""
+    def end(self, why: str, *, restarted: bool = False) -> None:
+        """The mirrored scheduler shut down (or the replay ended, or the service restarted
+        with a new log: ``restarted``): the mirror is closed."""
         self.clock.stop()
         with self._lock:
-            if self._closed_at is None:
-                self._closed_at = self.clock.now()
+            if self._closed_at is not None:
+                return  # the first reason stays
+            self._closed_at = self.clock.now()
             self._running.clear()
-        self.set_link(Link("closed", since=self._closed_at, why=why))
+        self.set_link(Link("closed", since=self._closed_at, why=why, restarted=restarted))
 
     def on_link(self, callback: Callable[[Link], Any]) -> Callable[[], None]:
         """Call ``callback(link)`` (from the feed's thread) at each change; returns a remover."""

@@ -128,6 +128,7 @@ def attach(
     )
     mirror.clock.hear(moment.now, running=not moment.closed)
     feed = StreamFeed(mirror, client, root, log_id=data.get("log_id"))
+    mirror.feed = feed
     if not from_start:
         feed.start_at(moment.seq)
     feed.start()
@@ -196,6 +197,14 @@ class StreamFeed:
         """Start reading (a daemon thread)."""
         self.thread.start()
 
+    def drop(self) -> None:
+        """Cut the current connection as a network failure would (the feed reconnects)."""
+        with self._sock_lock:
+            sock = self._sock
+        if sock is not None:
+            with contextlib.suppress(OSError):  # closed already
+                sock.shutdown(socket.SHUT_RDWR)
+
     def stop(self, timeout: float = 5.0) -> None:
         """Stop reading: the blocked read is woken at once (its socket shut down)."""
         self._stop.set()
@@ -220,7 +229,7 @@ class StreamFeed:
                     return  # closed: the service shut down, or the mirror ended
                 why = "the service ended the stream"
             except _Fatal as exc:
-                self.mirror.end(str(exc))
+                self.mirror.end(str(exc), restarted=exc.restarted)
                 return
             except (httpx.HTTPError, httpx_sse.SSEError, OSError, ValueError, KeyError) as exc:
                 why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -250,12 +259,17 @@ class StreamFeed:
         log_id = data.get("log_id")
         seq = int(data["seq"])
         if log_id != self.log_id and self.log_id is not None:
-            if seq < self.mirror.applied:
-                raise _Fatal(
-                    f"the service restarted with a new log that starts over at seq {seq} "
-                    f"(this mirror holds rows up to seq {self.mirror.applied - 1}): attach again"
-                )
-            self.log_id = log_id
+            held = self.mirror.applied
+            raise _Fatal(
+                "the service restarted with a new log (its rows start over at seq 0): this "
+                + (
+                    f"mirror holds its previous log's rows up to seq {held - 1}; any later row "
+                    "of that log never reached it (its spill directory may hold them)"
+                    if held
+                    else "mirror held no row of its previous log"
+                ),
+                restarted=True,
+            )
         moment = moment_from_json(data)
         self.mirror.clock.hear(moment.now, running=not moment.closed)
         applied = self.mirror.applied
@@ -308,3 +322,7 @@ class StreamFeed:
 
 class _Fatal(Exception):
     """A refusal that retrying will not change (a wrong token, a new log)."""
+
+    def __init__(self, why: str, *, restarted: bool = False) -> None:
+        super().__init__(why)
+        self.restarted = restarted
