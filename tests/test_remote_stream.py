@@ -75,9 +75,9 @@ def test_a_dropped_connection_resumes_with_no_gap_and_no_duplicate(service: Serv
     seen: list[str] = []
     mirror.on_link(lambda link: seen.append(link.state))
     for n in range(3):  # cut it mid-stream, three times
-        _until(lambda: mirror.applied > 100 * (n + 1))
+        _until(lambda n=n: mirror.applied > 100 * (n + 1))
         mirror.feed.drop()
-        _until(lambda: mirror.feed.connections == n + 2)
+        _until(lambda n=n: mirror.feed.connections == n + 2)
     _until(lambda: mirror.link.state == "live")
     assert service.stop() == 0
     _until(lambda: mirror.link.state == "closed")

@@ -257,7 +257,6 @@ class StreamFeed:
 
         data = _moment(self.client, self.root)
         log_id = data.get("log_id")
-        seq = int(data["seq"])
         if log_id != self.log_id and self.log_id is not None:
             held = self.mirror.applied
             raise _Fatal(
