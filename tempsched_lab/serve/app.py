@@ -43,7 +43,7 @@ from starlette.routing import Route
 
 from ..clock import VirtualClock
 from .guard import Guard, check_token, install_redactor
-from .reader import Batch, LogReader, SegmentCache
+from .reader import Batch, LogReader
 from .wire import COLUMN_NAMES, SCHEMA_VERSION, moment_to_json
 
 if TYPE_CHECKING:
@@ -131,14 +131,13 @@ class Feed:
     async def events(self, cursor: int) -> AsyncIterator[ServerSentEvent]:
         """Events for a reader whose last row is ``cursor`` (``-1``: none yet)."""
         reader = self.reader
-        cache = SegmentCache()
         self._opened(1)
         try:
             while not self.stopping.is_set():
                 done = self.finished()  # read before the end: no row can follow it
                 end = reader.next_seq
                 if cursor + 1 < end:
-                    batch: Batch = await anyio.to_thread.run_sync(reader.read, cursor + 1, cache)
+                    batch: Batch = await anyio.to_thread.run_sync(reader.read, cursor + 1)
                     if batch.gap is not None:
                         gap = batch.gap
                         yield ServerSentEvent(
@@ -158,7 +157,6 @@ class Feed:
                     return
                 await anyio.sleep(self.poll)
         finally:
-            cache.frame = None
             self._opened(-1)
 
     def wait_streams(self, timeout: float) -> bool:
@@ -244,10 +242,9 @@ def _read_range(feed: Feed, start: int, stop: int) -> list[list[dict[str, Any]]]
     reader = feed.reader
     out: list[list[dict[str, Any]]] = []
     cursor = start
-    cache = SegmentCache()
     waits = 0
     while cursor < stop:
-        batch = reader.read(cursor, cache)
+        batch = reader.read(cursor)
         if batch.gap is not None:
             raise _Missing(batch.gap.to_json())
         rows = [r for r in batch.rows if r["seq"] < stop]

@@ -15,10 +15,13 @@ takes the scheduler's lock for a moment), never on the event loop.
 
 from __future__ import annotations
 
+import collections
+import functools
 import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,14 +33,21 @@ if TYPE_CHECKING:
 
     from ..log import EventLog
 
-__all__ = ["Batch", "Gap", "LogReader", "SegmentCache"]
+__all__ = ["Batch", "Gap", "LogReader"]
 
 _SEGMENT = re.compile(r"segment-(\d{6,})\.parquet")
-#: Behind the end by more than this many rows, a reader catches up through frames
-#: (``to_frame`` slices compacted chunks as arrays: 1,000 old rows in ~5.5 ms) rather
+#: Behind the end by more than this many rows, a reader catches up through frames rather
 #: than ``EventLog.rows`` (a row dict each, ~10 µs; and a compacted chunk is turned back
 #: into tuples whole on each call). Measured on the project's 2-core machine.
 CATCH_UP = 2_048
+#: Rows per window a catch-up reads from memory with one ``to_frame`` call. ``to_frame``
+#: converts every chunk it touches whole (a 65,536-row chunk's columns take ~0.3 s), so
+#: reading 2,048 rows at a time cost that per batch: 200,000 rows caught up at 5,174
+#: rows/s. Reading a whole window once and slicing it lifts that tenfold (docs/benchmarks.md).
+WINDOW = 65_536
+#: Frames kept for catch-ups (windows of memory, segments of disk), shared by every
+#: connection: the memory a catch-up holds does not grow with the number of readers.
+KEEP_FRAMES = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,17 +83,6 @@ class _Segment:
         return self.first + self.rows
 
 
-class SegmentCache:
-    """One connection's last segment read (its frame), so that a catch-up through a
-    segment in several batches reads the file once. Holds one segment at most."""
-
-    __slots__ = ("frame", "number")
-
-    def __init__(self) -> None:
-        self.number: int | None = None
-        self.frame: pd.DataFrame | None = None
-
-
 class LogReader:
     """Reads a log's rows by ``seq`` range for any number of connections (thread-safe).
 
@@ -101,6 +100,10 @@ class LogReader:
         directory = log.spill_directory
         self.directory = None if directory is None else Path(directory)
         self._segments: dict[int, _Segment] = {}
+        #: recent catch-up frames: ("window", first seq) or ("segment", number) -> frame
+        self._frames: collections.OrderedDict[tuple[str, int], pd.DataFrame] = (
+            collections.OrderedDict()
+        )
         self._lock = threading.Lock()
 
     # -- memory ---------------------------------------------------------------------------
@@ -118,12 +121,38 @@ class LogReader:
         """Rows ``start <= seq < stop`` held in memory, as row objects (maybe fewer, later)."""
         log = self.log
         if stop - start > self.batch:
-            frame = log.to_frame(start, stop)
-            return frame_to_json(frame, self.origin) if len(frame) else []
+            lo = start - start % WINDOW
+            if lo + WINDOW <= log.next_seq:  # a whole window: its rows no longer change
+                frame = self._frame(("window", lo), lambda: log.to_frame(lo, lo + WINDOW))
+            else:
+                frame = log.to_frame(start, stop)
+            if frame is None or not len(frame):
+                return []
+            first = int(frame["seq"].iloc[0])
+            part = frame.iloc[max(0, start - first) : max(0, stop - first)]
+            return frame_to_json(part, self.origin) if len(part) else []
         return [row_to_json(r, self.origin) for r in log.rows(start, stop)]
 
+    def _frame(
+        self, key: tuple[str, int], build: Callable[[], pd.DataFrame | None]
+    ) -> pd.DataFrame | None:
+        """A shared catch-up frame, built once (by ``build()``; ``None``: cannot be read)."""
+        with self._lock:
+            frame = self._frames.get(key)
+            if frame is not None:
+                self._frames.move_to_end(key)
+                return frame
+        frame = build()  # outside the lock: two readers may both build it, rarely
+        if frame is None:
+            return None
+        with self._lock:
+            self._frames[key] = frame
+            while len(self._frames) > KEEP_FRAMES:
+                self._frames.popitem(last=False)
+        return frame
+
     # -- the answer -----------------------------------------------------------------------
-    def read(self, start: int, cache: SegmentCache | None = None) -> Batch:
+    def read(self, start: int) -> Batch:
         """The rows from ``seq`` ``start`` on (at most one batch), or the gap that starts there.
 
         An empty batch without a gap: nothing to read yet (``start`` is the end, or the
@@ -140,17 +169,17 @@ class LogReader:
             return Batch(rows)
         # Older than memory: the missing stretch runs up to memory's first row.
         held = rows[0]["seq"] if rows else max(self.first_held(), stop)
-        return self._from_disk(start, min(held, start + self.catch_up), held, cache)
+        return self._from_disk(start, min(held, start + self.catch_up), held)
 
-    def _from_disk(self, start: int, stop: int, held: int, cache: SegmentCache | None) -> Batch:
+    def _from_disk(self, start: int, stop: int, held: int) -> Batch:
         if self.directory is None:
             return Batch(gap=Gap(start, held - 1, self._dropped_why()))
         segments = self._index()
         for seg in segments:
             if seg.first <= start < seg.stop:
-                frame = self._segment_frame(seg, cache)
+                frame = self._frame(("segment", seg.number), functools.partial(self._segment, seg))
                 if frame is None:  # deleted since the index was made
-                    return self.read(start, None) if self._forget(seg) else Batch()
+                    return self.read(start) if self._forget(seg) else Batch()
                 lo, hi = start - seg.first, min(stop, seg.stop) - seg.first
                 return Batch(frame_to_json(frame.iloc[lo:hi], self.origin))
         later = [s.first for s in segments if s.first > start]
@@ -199,17 +228,14 @@ class LogReader:
         with self._lock:
             return self._segments.pop(seg.number, None) is not None
 
-    def _segment_frame(self, seg: _Segment, cache: SegmentCache | None) -> pd.DataFrame | None:
-        if cache is not None and cache.number == seg.number and cache.frame is not None:
-            return cache.frame
+    @staticmethod
+    def _segment(seg: _Segment) -> pd.DataFrame | None:
         from ..logfiles.parquetfile import read_parquet_log
 
         try:
             frame, _ = read_parquet_log(seg.path, f"{seg.path.name}")
         except FileNotFoundError:
             return None
-        if cache is not None:
-            cache.number, cache.frame = seg.number, frame
         return frame
 
     def _manifest_missing(self, start: int) -> Gap | None:

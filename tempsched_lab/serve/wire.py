@@ -319,27 +319,40 @@ def row_to_json(row: Mapping[str, Any], time_origin: float) -> dict[str, Any]:
     return out
 
 
-def _column_values(name: str, series: Any, origin: float) -> list[Any]:
-    """One frame column as JSON values (``None`` for missing)."""
+_NULLABLE_INTS = frozenset({"case", "task_id", "dup_of", "ready_size", "queue_size", "missed"})
+
+
+def _masked(values: list[Any], missing: Any) -> list[Any]:
     import numpy as np
 
-    kind = series.dtype.kind if isinstance(series.dtype, np.dtype) else None
-    if kind == "f":
+    for i in np.flatnonzero(missing).tolist():
+        values[i] = None
+    return values
+
+
+def _column_values(name: str, series: Any, origin: float) -> list[Any]:
+    """One frame column as JSON values (``None`` for missing), converted a column at a time
+    (``astype(object)`` and a per-value check cost 5x more on a 2,048-row batch)."""
+    import numpy as np
+    import pandas as pd
+
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":
         values = series.to_numpy()
         if name in _CLOCK:
             values = values - origin
-        return [v if math.isfinite(v) else None for v in values.tolist()]
-    if kind in ("i", "u"):
+        return _masked(values.tolist(), ~np.isfinite(values))
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":
         return [int(v) for v in series.to_numpy().tolist()]
-    obj = series.astype(object).to_numpy()
+    if isinstance(dtype, pd.CategoricalDtype):
+        table = [str(c) for c in dtype.categories] + [None]  # code -1 (missing): the last
+        return [table[c] for c in series.cat.codes.to_numpy().tolist()]
     missing = series.isna().to_numpy()
-    out = obj.tolist()
-    for i in np.flatnonzero(missing).tolist():
-        out[i] = None
-    if name in ("case", "task_id", "dup_of", "ready_size", "queue_size", "missed"):
-        return [None if v is None else int(v) for v in out]
+    if name in _NULLABLE_INTS:
+        return _masked(series.to_numpy(dtype="int64", na_value=0).tolist(), missing)
     if name == "woke":
-        return [None if v is None else bool(v) for v in out]
+        return _masked(series.to_numpy(dtype=bool, na_value=False).tolist(), missing)
+    out = series.to_numpy(dtype=object, na_value=None).tolist()
     return [None if v is None else str(v) for v in out]
 
 
