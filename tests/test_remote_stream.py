@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from servicekit import Service
 
 from tempsched_lab import attach, read_log
 from tempsched_lab.remote import RemoteScheduler
+from tempsched_lab.remote.process import ExampleService
 from tempsched_lab.remote.stream import AttachError
 
 pytestmark = pytest.mark.slow
@@ -39,8 +39,8 @@ def _until(condition: Callable[[], bool], seconds: float = 30.0) -> float:
 
 
 @pytest.fixture
-def service(tmp_path: Path) -> Iterator[Service]:
-    svc = Service(tmp_path / "runs", args=FAST)
+def service(tmp_path: Path) -> Iterator[ExampleService]:
+    svc = ExampleService.start(spill=tmp_path / "runs", args=FAST)
     yield svc
     svc.kill()
 
@@ -59,7 +59,7 @@ def _same_rows(mirror: RemoteScheduler, spill: Path) -> None:
     pd.testing.assert_frame_equal(_stored(mine), _stored(disk), check_categorical=False)
 
 
-def test_the_mirror_equals_the_services_log_after_shutdown(service: Service) -> None:
+def test_the_mirror_equals_the_services_log_after_shutdown(service: ExampleService) -> None:
     mirror = attach(service.url)
     _until(lambda: mirror.applied > 200)
     assert mirror.link.state == "live" and mirror.name
@@ -70,7 +70,7 @@ def test_the_mirror_equals_the_services_log_after_shutdown(service: Service) -> 
     assert mirror.moment().closed
 
 
-def test_a_dropped_connection_resumes_with_no_gap_and_no_duplicate(service: Service) -> None:
+def test_a_dropped_connection_resumes_with_no_gap_and_no_duplicate(service: ExampleService) -> None:
     mirror = attach(service.url)
     seen: list[str] = []
     mirror.on_link(lambda link: seen.append(link.state))
@@ -86,7 +86,7 @@ def test_a_dropped_connection_resumes_with_no_gap_and_no_duplicate(service: Serv
 
 
 def test_sigkill_turns_the_link_reconnecting_in_bounded_time_and_nothing_hangs(
-    service: Service,
+    service: ExampleService,
 ) -> None:
     mirror = attach(service.url)
     _until(lambda: mirror.applied > 50)
@@ -103,14 +103,14 @@ def test_sigkill_turns_the_link_reconnecting_in_bounded_time_and_nothing_hangs(
 
 
 def test_a_restarted_service_is_reported_with_what_the_mirror_holds(
-    service: Service, tmp_path: Path
+    service: ExampleService, tmp_path: Path
 ) -> None:
     mirror = attach(service.url)
     _until(lambda: mirror.applied > 50)
     service.kill()
     _until(lambda: mirror.link.state == "reconnecting", RECONNECTING_WITHIN)
     held = mirror.applied
-    again = Service(tmp_path / "runs", port=service.port, args=FAST)  # same spill root
+    again = service.restart()  # same spill root
     try:
         _until(lambda: mirror.link.state == "closed")
         link = mirror.link
@@ -132,7 +132,7 @@ def test_a_restarted_service_is_reported_with_what_the_mirror_holds(
 
 
 def test_bad_tokens_and_unreachable_services_fail_at_the_call(tmp_path: Path) -> None:
-    svc = Service(tmp_path / "runs", args=FAST)
+    svc = ExampleService.start(spill=tmp_path / "runs", args=FAST)
     try:
         with pytest.raises(ValueError, match="url="):
             attach("ftp://x")
@@ -147,7 +147,7 @@ def test_bad_tokens_and_unreachable_services_fail_at_the_call(tmp_path: Path) ->
 def test_a_token_is_needed_when_the_service_has_one(tmp_path: Path) -> None:
     token = tmp_path / "token"
     token.write_text("s3cret-read-token-0123456789")
-    svc = Service(tmp_path / "runs", args=(*FAST, "--token-file", str(token)))
+    svc = ExampleService.start(spill=tmp_path / "runs", args=(*FAST, "--token-file", str(token)))
     try:
         with pytest.raises(AttachError, match="HTTP 401") as err:
             attach(svc.url)

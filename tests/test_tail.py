@@ -93,11 +93,13 @@ def test_tail_is_quiet_on_a_closed_pipe(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_tail_follows_a_served_scheduler_until_it_shuts_down(tmp_path: Path) -> None:
-    from servicekit import Service
+    from tempsched_lab.remote.process import ExampleService
 
     token = tmp_path / "token"
     token.write_text("a-read-token-of-some-length-0123\n")
-    svc = Service(tmp_path / "runs", args=("--tick", "0.05", "--token-file", str(token)))
+    svc = ExampleService.start(
+        spill=tmp_path / "runs", args=("--tick", "0.05", "--token-file", str(token))
+    )
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "tempsched_lab", "tail", svc.url, "--token-file", str(token)],
