@@ -7,8 +7,10 @@
 
 The routes and the wire format are documented in ``docs/serving.md``; the JSON
 helpers both ends share live in :mod:`tempsched_lab.serve.wire`, which imports
-neither starlette nor uvicorn (a client needs only ``httpx``). Needs the ``serve``
-extra: ``pip install 'tempsched-lab[serve]'``.
+neither starlette nor uvicorn (a client needs only ``httpx``): importing this
+package loads the server stack only when ``asgi_app``, ``serve`` or
+``ServerHandle`` is first used. Needs the ``serve`` extra:
+``pip install 'tempsched-lab[serve]'``.
 """
 
 from __future__ import annotations
@@ -16,47 +18,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
-
-    from ..scheduler import Scheduler
-    from .server import ServerHandle
+    from .app import asgi_app
+    from .server import ServerHandle, serve
 
 __all__ = ["ServerHandle", "asgi_app", "serve"]
 
-
-def asgi_app(
-    scheduler: Scheduler,
-    *,
-    token: str | None = None,
-    control_token: str | None = None,
-    **options: Any,
-) -> Starlette:
-    """An ASGI app serving ``scheduler``'s feed under ``/v1/...``; see :func:`.app.asgi_app`."""
-    from .app import asgi_app as build
-
-    return build(scheduler, token=token, control_token=control_token, **options)
-
-
-def serve(
-    scheduler: Scheduler,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    token: str | None = None,
-    control_token: str | None = None,
-    **options: Any,
-) -> ServerHandle:
-    """Serve ``scheduler``'s feed from a daemon thread; see :func:`.server.serve`."""
-    from .server import serve as start
-
-    return start(
-        scheduler, host=host, port=port, token=token, control_token=control_token, **options
-    )
+_LAZY = {"asgi_app": "app", "serve": "server", "ServerHandle": "server"}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "ServerHandle":
-        from .server import ServerHandle
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return ServerHandle
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -30,7 +30,6 @@ import copy
 import os
 import random
 import signal
-import socket
 import sys
 import threading
 import time
@@ -46,7 +45,7 @@ from starlette.routing import Mount, Route
 
 from ..scheduler import Scheduler
 from .app import Feed, asgi_app
-from .server import _ThreadServer
+from .server import _ThreadServer, bind_socket, url_host
 
 __all__ = ["build_service", "main"]
 
@@ -177,10 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_log_rows=args.max_log_rows,
         ping=args.ping,
     )
-    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((args.host, args.port))
-    sock.listen(128)
+    sock = bind_socket(args.host, args.port)
     port = sock.getsockname()[1]
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # stdout: the URL only
@@ -209,8 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"http://{host}:{port}{FEED_PATH}", flush=True)
+    print(f"http://{url_host(args.host)}:{port}{FEED_PATH}", flush=True)
     if spill is not None:
         print(f"spill {os.fspath(spill)}", flush=True)
     server.run(sockets=[sock])

@@ -26,7 +26,7 @@ from .guard import is_loopback
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
 
-__all__ = ["ServerHandle", "serve"]
+__all__ = ["ServerHandle", "bind_socket", "serve", "url_host"]
 
 
 class _ThreadServer(uvicorn.Server):
@@ -123,17 +123,7 @@ def serve(
         )
     app = asgi_app(scheduler, token=token, control_token=control_token, **options)
     feed: Feed = app.state.feed
-    bind = "127.0.0.1" if host == "localhost" else host.strip("[]")
-    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((bind, port))
-        sock.listen(128)
-        sock.setblocking(False)
-    except BaseException:
-        sock.close()
-        raise
+    sock = bind_socket(host, port)
     real_port = sock.getsockname()[1]
     config = uvicorn.Config(
         app,
@@ -156,5 +146,26 @@ def serve(
         thread.join(1.0)
         sock.close()
         raise RuntimeError(f"the feed server did not start within {ready_timeout} s")
-    shown = f"[{bind}]" if family == socket.AF_INET6 else bind
-    return ServerHandle(server, thread, f"http://{shown}:{real_port}", feed)
+    return ServerHandle(server, thread, f"http://{url_host(host)}:{real_port}", feed)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``localhost`` = 127.0.0.1), made here so that
+    an error (a port in use) is raised in the caller's thread, and ``port=0`` is known."""
+    bind = "127.0.0.1" if host == "localhost" else host.strip("[]")
+    sock = socket.socket(socket.AF_INET6 if ":" in bind else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((bind, port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def url_host(host: str) -> str:
+    """``host`` as a URL writes it (an IPv6 address in brackets)."""
+    bind = "127.0.0.1" if host == "localhost" else host.strip("[]")
+    return f"[{bind}]" if ":" in bind else bind
