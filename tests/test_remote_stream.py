@@ -161,3 +161,28 @@ def test_a_token_is_needed_when_the_service_has_one(tmp_path: Path) -> None:
         mirror.close()
     finally:
         svc.kill()
+
+
+def test_a_service_watch_shows_a_new_dashboard_after_a_restart(service: ExampleService) -> None:
+    from tempsched_lab.widgets.servicewatch import ServiceWatch
+
+    watch = ServiceWatch(service.url, autostart=False, on_page_close="ignore")
+    again: ExampleService | None = None
+    try:
+        first = watch.mirror
+        assert first is not None and watch.dashboard is not None
+        _until(lambda: first.applied > 20)
+        service.kill()
+        _until(lambda: first.link.state == "reconnecting", RECONNECTING_WITHIN)
+        watch.dashboard.refresh()
+        assert "reconnecting since" in watch.dashboard.banner.widget.value
+        again = service.restart()
+        _until(lambda: watch.restarts == 1)
+        assert watch.previous == [first] and watch.mirror is not first
+        assert "restarted with a new log" in watch.note.value
+        assert watch.widget.children[1] is watch.dashboard.widget
+        _until(lambda: watch.mirror.applied > 10)
+    finally:
+        watch.close()
+        if again is not None:
+            again.kill()

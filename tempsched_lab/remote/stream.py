@@ -24,7 +24,7 @@ import socket
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..serve.wire import moment_from_json, rows_from_json
+from ..serve.wire import moment_from_json
 from ..task import CancelResult
 from .link import Link
 from .mirror import RemoteScheduler
@@ -297,9 +297,7 @@ class StreamFeed:
                     if self._stop.is_set():
                         return True
                     if event.event == "rows":
-                        rows = json.loads(event.data)
-                        if rows:
-                            self.mirror.apply(rows_from_json(rows, origin))
+                        self.mirror.apply_json(json.loads(event.data), origin)
                     elif event.event == "gap":
                         gap = json.loads(event.data)
                         self.mirror.gap(int(gap["from"]), int(gap["to"]), str(gap.get("why", "")))
