@@ -290,38 +290,47 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
-def part_rss(seconds: float, spill: str) -> dict[str, Any]:
+def _rss_run(seconds: float, spill: str, stalled_reader: bool) -> dict[str, Any]:
     process, url = _example(
         "--load", "240", "--max-log-rows", "20000", "--spill", spill, "--burst-every", "3600"
     )
-    host, port = url.split("//")[1].split("/")[0].split(":")
-    stalled = socket.socket()
-    stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    stalled.connect((host, int(port)))
-    stalled.sendall(f"GET /scheduler/v1/rows?after=-1 HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+    stalled = None
+    if stalled_reader:
+        host, port = url.split("//")[1].split("/")[0].split(":")
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect((host, int(port)))
+        request = f"GET /scheduler/v1/rows?after=-1 HTTP/1.1\r\nHost: {host}\r\n\r\n"
+        stalled.sendall(request.encode())
     samples: list[tuple[float, int]] = []
     began = time.perf_counter()
     tick = threading.Event()
     while time.perf_counter() - began < seconds:
-        samples.append((time.perf_counter() - began, _rss_kb(process.pid)))
+        samples.append((round(time.perf_counter() - began, 1), _rss_kb(process.pid)))
         tick.wait(1.0)
-    stalled.close()
+    if stalled is not None:
+        stalled.close()
     _stop(process)
     values = [kb for _, kb in samples]
     half = values[len(values) // 2 :]
-    out = {
-        "seconds": seconds,
+    return {
         "samples_kb": samples,
         "first_kb": values[0],
         "last_kb": values[-1],
         "max_kb": max(values),
         "second_half_range_kb": max(half) - min(half),
     }
-    print(
-        f"rss with a stalled reader over {seconds:.0f} s: {values[0] / 1024:.1f} -> "
-        f"{values[-1] / 1024:.1f} MB (max {max(values) / 1024:.1f} MB; second half spans "
-        f"{out['second_half_range_kb'] / 1024:.1f} MB)"
-    )
+
+
+def part_rss(seconds: float, spill: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"seconds": seconds}
+    for name, stalled in (("no_reader", False), ("stalled_reader", True)):
+        run = out[name] = _rss_run(seconds, f"{spill}-{name}", stalled)
+        print(
+            f"rss, {name.replace('_', ' ')}, over {seconds:.0f} s: {run['first_kb'] / 1024:.1f} -> "
+            f"{run['last_kb'] / 1024:.1f} MB (max {run['max_kb'] / 1024:.1f} MB; the second half "
+            f"spans {run['second_half_range_kb'] / 1024:.1f} MB)"
+        )
     return out
 
 
