@@ -62,9 +62,7 @@ def test_the_banner_says_each_state_of_the_link() -> None:
         banner = dash.banner
         assert banner is not None and "connecting" in banner.widget.value
         mirror.set_link(Link("live", since=100.0))
-        assert "live" in banner.widget.value and "following http://127.0.0.1:9" in (
-            banner.widget.value
-        )
+        assert "<b>live</b> · following http://127.0.0.1:9/scheduler" in banner.widget.value
         mirror.set_link(Link("reconnecting", since=112.5, why="ConnectError", attempts=3))
         assert "reconnecting since t = 12.500 s (attempt 3)" in banner.widget.value
         assert "tsl-link-is-reconnecting" in banner.widget._dom_classes

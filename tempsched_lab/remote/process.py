@@ -17,9 +17,16 @@ import signal
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 
 __all__ = ["ExampleService"]
+
+
+def _end(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(30)
 
 
 class ExampleService:
@@ -31,6 +38,8 @@ class ExampleService:
         self.spill = spill
         self.port = int(url.split(":")[2].split("/")[0])
         self._args = args
+        # a service started from a notebook ends with its kernel, not later
+        self._finalizer = weakref.finalize(self, _end, proc)
 
     @classmethod
     def start(

@@ -62,7 +62,7 @@ class LinkBanner:
         scale = self.mirror.time_scale
         text = link.text(scale)
         if link.state in ("live", "connecting"):
-            text = f"{word}: following {self.mirror.source}"
+            text = f"following {self.mirror.source}"
             if link.gap is not None:
                 text += f" (earlier, {link.gap.text()}: {link.gap.why})"
         return (
@@ -72,11 +72,11 @@ class LinkBanner:
         )
 
     def _show(self, link: Link) -> None:
+        self.widget.value = self.html(link)  # the words first: a page that sees the class has them
         if self._state:
             self.widget.remove_class(self._state)
         self._state = f"tsl-link-is-{link.state}"
         self.widget.add_class(self._state)
-        self.widget.value = self.html(link)
 
     def close(self) -> None:
         """Stop following the link and close the widget."""
