@@ -196,3 +196,28 @@ def test_rows_applied_twice_are_skipped_and_missing_ones_named() -> None:
     assert mirror.apply(frame.iloc[12:]) == len(frame) - 12
     assert [(g.first, g.last, g.why) for g in mirror.gaps] == [(9, 11, "rows never received")]
     assert mirror.history()["seq"].tolist() == [*range(9), *range(12, len(frame))]
+
+
+def test_an_extended_replay_goes_on_and_cannot_rewind() -> None:
+    from tempsched_lab import Replayer
+
+    frame = _log(10)
+    replayer = Replayer(frame.iloc[:0])
+    replayer.extend(frame.iloc[:7])
+    replayer.extend(frame.iloc[7:])
+    assert replayer.state() == replay(frame) and replayer.seq == len(frame) - 1
+    with pytest.raises(ValueError, match="expected rows after seq"):
+        replayer.extend(frame.iloc[3:5])
+    with pytest.raises(ValueError, match="cannot rewind a replay that was extended"):
+        replayer.advance_to(2)
+
+
+def test_a_mirror_begun_later_holds_no_row_before() -> None:
+    frame = _log(10)
+    mirror = RemoteScheduler("test")
+    mirror.begin_at(8)
+    mirror.apply(frame.iloc[8:])
+    assert mirror.log.to_frame()["seq"].tolist() == list(range(8, len(frame)))
+    assert mirror.gaps == [] and mirror.moment().seq == len(frame)
+    with pytest.raises(ValueError, match="holds rows already"):
+        mirror.begin_at(3)

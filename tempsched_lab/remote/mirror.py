@@ -300,6 +300,15 @@ class RemoteScheduler:
             else:
                 self._running.pop(tid, None)
 
+    def begin_at(self, seq: int) -> None:
+        """Hold no row before ``seq`` (a mirror attached from now on, not from the first row):
+        the queue it replays holds only the tasks scheduled from there."""
+        with self._lock:
+            if self._applied:
+                raise ValueError(f"seq={seq!r}: the mirror holds rows already")
+            _start_at(self.log, seq)
+            self._applied = self._replayed = seq
+
     def gap(self, first: int, last: int, why: str) -> None:
         """Rows ``first..last`` will never come: name them and go on after them."""
         with self._lock:

@@ -187,10 +187,7 @@ class StreamFeed:
 
     def start_at(self, seq: int) -> None:
         """Begin at ``seq`` instead of the first row (rows before it are not asked for)."""
-        from .mirror import _start_at
-
-        _start_at(self.mirror.log, seq)
-        self.mirror._applied = seq
+        self.mirror.begin_at(seq)
         self._live_only = True
 
     def start(self) -> None:
