@@ -15,8 +15,10 @@ from __future__ import annotations
 from .follow import attach_dir
 from .link import Gap, Link, LinkState
 from .mirror import MirrorClock, ReadOnlyMirrorError, RemoteScheduler
+from .stream import AttachError, attach  # httpx is loaded by the first attach, not here
 
 __all__ = [
+    "AttachError",
     "Gap",
     "Link",
     "LinkState",
@@ -27,15 +29,3 @@ __all__ = [
     "attach_dir",
 ]
 
-
-def attach(
-    url: str,
-    *,
-    token: str | None = None,
-    control_token: str | None = None,
-    from_start: bool = True,
-) -> RemoteScheduler:
-    """A live mirror of the scheduler served at ``url``; see :func:`.stream.attach`."""
-    from .stream import attach as _attach
-
-    return _attach(url, token=token, control_token=control_token, from_start=from_start)
