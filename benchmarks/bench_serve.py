@@ -123,7 +123,23 @@ def part_tap(n: int = 5_000) -> dict[str, Any]:
     )
     # what a push notification needs: a tap per row (it gets the row's dict) that wakes a loop
     tap = "import threading\nwake = threading.Event()\ns.log.tap(lambda row: wake.set())\n"
+    # what a reader costs the service per row: read by cursor, converted, encoded (the feed's
+    # own path: LogReader.read in 500-row batches, then json.dumps), against schedule()
+    reader = (
+        schedule.format(tap="") + "import json\n"
+        "from tempsched_lab.serve.reader import LogReader\n"
+        "r = LogReader(s.log)\n"
+        "c = 0\n"
+        "while c < s.log.next_seq:\n"
+        "    rows = r.read(c).rows\n"
+        "    json.dumps(rows, separators=(',', ':'), allow_nan=False)\n"
+        "    c = rows[-1]['seq'] + 1\n"
+    )
     out: dict[str, Any] = {"n": n}
+    plain = per_op(schedule.format(tap=""), n)
+    read = per_op(reader, n) - plain
+    out["reader_per_row"] = {"schedule": plain, "reader": read, "ratio": read / plain}
+    print(f"a reader costs {read:,.0f} instructions per row; schedule() {plain:,.0f}")
     for name, code in (("schedule", schedule), ("periodic_run", periodic)):
         plain = per_op(code.format(tap=""), n)
         tapped = per_op(code.format(tap=tap), n)
