@@ -104,7 +104,7 @@ def _follow(url: str, stop: threading.Event, on_rows: Any, path: str = "/v1/rows
 
 
 # -- tap ----------------------------------------------------------------------------------
-def part_tap(n: int = 5_000) -> dict[str, Any]:
+def part_tap(n: int = 5_000, only_reader: bool = False) -> dict[str, Any]:
     from instructions import per_op
 
     schedule = (
@@ -124,22 +124,24 @@ def part_tap(n: int = 5_000) -> dict[str, Any]:
     # what a push notification needs: a tap per row (it gets the row's dict) that wakes a loop
     tap = "import threading\nwake = threading.Event()\ns.log.tap(lambda row: wake.set())\n"
     # what a reader costs the service per row: read by cursor, converted, encoded (the feed's
-    # own path: LogReader.read in 500-row batches, then json.dumps), against schedule()
+    # own path: LogReader.read in 500-row batches, then dumps_rows), against schedule()
     reader = (
-        schedule.format(tap="") + "import json\n"
-        "from tempsched_lab.serve.reader import LogReader\n"
+        schedule.format(tap="") + "from tempsched_lab.serve.reader import LogReader\n"
+        "from tempsched_lab.serve.wire import dumps_rows\n"
         "r = LogReader(s.log)\n"
         "c = 0\n"
         "while c < s.log.next_seq:\n"
         "    rows = r.read(c).rows\n"
-        "    json.dumps(rows, separators=(',', ':'), allow_nan=False)\n"
+        "    dumps_rows(rows)\n"
         "    c = rows[-1]['seq'] + 1\n"
     )
     out: dict[str, Any] = {"n": n}
     plain = per_op(schedule.format(tap=""), n)
     read = per_op(reader, n) - plain
     out["reader_per_row"] = {"schedule": plain, "reader": read, "ratio": read / plain}
-    print(f"a reader costs {read:,.0f} instructions per row; schedule() {plain:,.0f}")
+    print(f"a reader costs {read:,.0f} instructions per row; schedule() {plain:,.0f}", flush=True)
+    if only_reader:
+        return out
     for name, code in (("schedule", schedule), ("periodic_run", periodic)):
         plain = per_op(code.format(tap=""), n)
         tapped = per_op(code.format(tap=tap), n)
@@ -353,6 +355,7 @@ def part_rss(seconds: float, spill: str) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", default="tap,latency,catchup,live,throughput,rss")
+    # (reader: the reader's instructions per row alone; tap also counts them)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--rss-seconds", type=float, default=60.0)
     parser.add_argument("--json", type=Path, default=None)
@@ -369,6 +372,8 @@ def main() -> None:
         for part in parts:
             if part == "tap":
                 results["tap"] = part_tap()
+            elif part == "reader":
+                results["reader"] = part_tap(only_reader=True)
             elif part == "latency":
                 results["latency"] = part_latency(args.seconds)
             elif part == "catchup":

@@ -128,3 +128,18 @@ def test_the_wire_module_imports_no_server_stack() -> None:
 def test_moment_from_json_refuses_another_shape(bad: dict) -> None:
     with pytest.raises((KeyError, TypeError, ValueError)):
         moment_from_json(bad)
+
+
+def test_dumps_rows_writes_what_the_standard_encoder_writes() -> None:
+    from tempsched_lab.serve.wire import dumps_rows
+
+    s = _play("heap", 1_796_000_000.25, [("schedule", 3, 0.25), ("periodic", 5, 0.5)])
+    s.clock.advance(3.0)
+    s.cancel(2**70)  # an ID no task can have: recorded as asked, beyond 64 bits
+    s.shutdown()
+    rows = frame_to_json(s.log.to_frame(), s.log.time_origin)[:-3]
+    standard = json.dumps(rows, separators=(",", ":"), allow_nan=False)
+    assert dumps_rows(rows) == standard
+    huge = [row_to_json(r, s.log.time_origin) for r in s.log.rows()]
+    assert any(r["task_id"] == 2**70 for r in huge)
+    assert json.loads(dumps_rows(huge)) == huge  # (orjson refuses it: the fallback writes it)

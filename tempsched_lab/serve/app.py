@@ -44,7 +44,7 @@ from starlette.routing import Route
 from ..clock import VirtualClock
 from .guard import Guard, check_token, install_redactor
 from .reader import Batch, LogReader
-from .wire import COLUMN_NAMES, SCHEMA_VERSION, moment_to_json
+from .wire import COLUMN_NAMES, SCHEMA_VERSION, dumps_rows, moment_to_json
 
 if TYPE_CHECKING:
     from ..scheduler import Scheduler
@@ -147,7 +147,7 @@ class Feed:
                         continue
                     if batch.rows:
                         last = batch.rows[-1]["seq"]
-                        data = json.dumps(batch.rows, separators=(",", ":"), allow_nan=False)
+                        data = await anyio.to_thread.run_sync(dumps_rows, batch.rows)
                         yield ServerSentEvent(data=data, event="rows", id=str(last))
                         cursor = last
                         if len(batch.rows) >= reader.batch:
