@@ -48,6 +48,7 @@ __all__ = [
     "QueueSnapshot",
     "QueueState",
     "RealClock",
+    "RemoteScheduler",
     "Replayer",
     "Scheduler",
     "SchedulerClosedError",
@@ -59,6 +60,8 @@ __all__ = [
     "TimerQueue",
     "VirtualClock",
     "__version__",
+    "attach",
+    "attach_dir",
     "audit",
     "case_counts",
     "fmt_duration",
@@ -82,4 +85,9 @@ def __getattr__(name: str) -> object:
         from . import aio
 
         return getattr(aio, name)
+    # attaching to a served scheduler loads httpx (~100 ms) only when asked for
+    if name in ("attach", "attach_dir", "RemoteScheduler"):
+        from . import remote
+
+        return getattr(remote, name)
     raise AttributeError(f"module 'tempsched_lab' has no attribute {name!r}")

@@ -1,5 +1,6 @@
 """Command line: ``tempsched-lab demo [--virtual] [--seconds S] [--out DIR]``,
-``tempsched-lab serve NOTEBOOK [VOILA OPTIONS]``, ``--version``.
+``tempsched-lab serve NOTEBOOK [VOILA OPTIONS]``,
+``tempsched-lab tail URL_OR_DIR [--token-file F] [--from-start]``, ``--version``.
 
 It behaves like a Unix tool: no arguments prints the help; a wrong argument is
 named, with the usage, exit status 2; output to a pipe that closes early (``|
@@ -41,6 +42,7 @@ what each command writes:
   demo, into --out (default ./tempsched-demo/):
 {_writes()}
   serve writes nothing: it serves a notebook as a web page (Voila) until Ctrl-C.
+  tail writes nothing: it prints a served scheduler's rows as they come.
 
 exit status: 0 done; 1 the audit failed, a file could not be written, or
 standard output was closed early (the files are written all the same);
@@ -116,6 +118,32 @@ def build_parser() -> CommandParser:
         "voila_options", nargs=argparse.REMAINDER, help="passed to Voila as they are"
     )
     parser.commands["serve"] = serve
+    tail = sub.add_parser(
+        "tail",
+        help="print a served scheduler's (or a spill directory's) decisions as they happen",
+        description=(
+            "Print each row of a scheduler's event log as it is recorded, one sentence per\n"
+            "row (the dashboard's log panel's), like `tail -f`: SOURCE is the URL of a\n"
+            "scheduler served with tempsched_lab.serve (http://127.0.0.1:8000/scheduler) or\n"
+            "a log's spill directory. The last 10 rows first (every row with --from-start),\n"
+            "then the new ones, and a line starting with `--` when the link changes\n"
+            "(reconnecting, a gap of missing rows, closed). Ends when the scheduler shuts\n"
+            "down (or the directory's log is closed), or on Ctrl-C."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tail.add_argument("source", help="a URL (http://...) or a spill directory")
+    tail.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        help="a file holding the read token (a token is never given on the command line, "
+        "where `ps` shows it)",
+    )
+    tail.add_argument(
+        "--from-start", action="store_true", help="every row the source still has, first"
+    )
+    parser.commands["tail"] = tail
     return parser
 
 
@@ -127,7 +155,7 @@ def _parse(parser: CommandParser, argv: list[str]) -> argparse.Namespace:
             f"unrecognized arguments: {' '.join(extra)}"
         )
     if args.command is None:
-        parser.error("a command is needed: demo or serve (see tempsched-lab --help)")
+        parser.error("a command is needed: demo, serve or tail (see tempsched-lab --help)")
     return args
 
 
@@ -201,6 +229,33 @@ def demo(args: argparse.Namespace, say: Output) -> int:
     return status
 
 
+def tail(args: argparse.Namespace, say: Output) -> int:
+    """The ``tail`` command: follow a served scheduler or a spill directory; returns the status."""
+    from .remote.tail import open_source
+    from .remote.tail import tail as follow
+
+    token = None
+    if args.token_file is not None:
+        try:
+            token = args.token_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeError) as exc:
+            print(f"tempsched-lab: error: --token-file {args.token_file}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if not token:
+            print(f"tempsched-lab: error: --token-file {args.token_file} is empty", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        mirror = open_source(args.source, token=token, from_start=args.from_start)
+    except (OSError, ValueError) as exc:  # unreachable, refused, not a spill directory
+        print(f"tempsched-lab: error: tail: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        follow(mirror, say, from_start=args.from_start, gone=lambda: say.closed)
+    finally:
+        mirror.close()
+    return EXIT_OK
+
+
 def voila_command(notebook: Path, options: list[str]) -> tuple[list[str], dict[str, str]]:
     """The Voila command line and environment that :func:`serve` runs.
 
@@ -261,11 +316,14 @@ def main(argv: list[str] | None = None) -> int:
         args = _parse(parser, argv)
         if args.command == "serve":
             return serve(args)
-        if not args.seconds > 0 or args.seconds > 3600:
-            parser.commands["demo"].error(
-                f"--seconds {args.seconds:g}: must be > 0 and at most 3600"
-            )
-        status = demo(args, say)
+        if args.command == "tail":
+            status = tail(args, say)
+        else:
+            if not args.seconds > 0 or args.seconds > 3600:
+                parser.commands["demo"].error(
+                    f"--seconds {args.seconds:g}: must be > 0 and at most 3600"
+                )
+            status = demo(args, say)
         sys.stdout.flush()
     except BrokenPipeError:  # the help or the version, to a reader that has gone
         say.close_quietly()

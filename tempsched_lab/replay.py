@@ -34,6 +34,13 @@ __all__ = ["Replayer", "replay", "replay_snapshot"]
 _ADDS = frozenset(int(c) for c in Case if c.adds_task)
 
 
+#: the per-row arrays a replayer holds
+_COLUMNS = (
+    "_seq", "_kind", "_case", "_task", "_due", "_t", "_label", "_period", "_result", "_dup",
+    "_fire_at",
+)  # fmt: skip
+
+
 def _noop() -> None:  # the action of replayed task stubs
     return None
 
@@ -63,9 +70,33 @@ class Replayer:
         fire_at = frame["fire_at"].to_numpy(dtype="float64")
         self._fire_at = np.where(np.isnan(fire_at), self._due, fire_at)
         self._design = queue
+        self._extended = False
         origin = frame.attrs.get("time_origin")
         self._origin: float | None = float(origin) if origin is not None else None
         self._reset()
+
+    def extend(self, frame: pd.DataFrame) -> None:
+        """Apply the rows of ``frame`` (later ``seq`` than the rows held), going on from here.
+
+        For a log that grows (a mirror of a served scheduler): the queue goes on from where
+        it is instead of replaying from the first row, and the rows applied before are let
+        go (memory stays that of the queue): a replay that was extended cannot rewind.
+        """
+        if not len(frame):
+            return
+        self.advance_to(None)
+        frame = frame.sort_values("seq", kind="stable")
+        if len(self._seq) and int(frame["seq"].iloc[0]) <= int(self._seq[-1]):
+            raise ValueError(
+                f"frame starts at seq {int(frame['seq'].iloc[0])}: expected rows after seq "
+                f"{int(self._seq[-1])}"
+            )
+        new = Replayer(frame, self._design if isinstance(self._design, str) else "sorteddict")
+        for name in _COLUMNS:
+            setattr(self, name, getattr(new, name))
+        self.position = -1
+        self._extended = True
+        self.advance_to(None)
 
     def _reset(self) -> None:
         design = self._design
@@ -93,6 +124,8 @@ class Replayer:
         else:
             last = int(np.searchsorted(self._seq, seq, "right")) - 1
         if last < self.position:
+            if self._extended:
+                raise ValueError("cannot rewind a replay that was extended")
             if isinstance(self._design, TimerQueue):
                 raise ValueError("cannot rewind a replay on a queue instance; pass a design name")
             self._reset()

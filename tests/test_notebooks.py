@@ -27,6 +27,7 @@ EXPECTED = [
     "08_outgrowing_one_machine.ipynb",
     "09_interactive_timeline.ipynb",
     "10_lab_experiment.ipynb",
+    "11_watching_a_service.ipynb",
 ]
 BUDGET_S = 60.0  # a notebook must run top to bottom in under a minute
 CELL_TIMEOUT_S = 120
@@ -174,6 +175,16 @@ def _check_lab(nb, text):
     assert " µs" in text and "0.000000" not in text
 
 
+def _check_watching(nb, text):
+    assert _count(nb, WIDGET_VIEW) >= 1, "the dashboard was not displayed"
+    assert "after SIGKILL: reconnecting since" in text  # the banner's words, in the kernel
+    assert "the service restarted with a new log" in text and "up to seq" in text
+    assert "the new log, followed: live" in text
+    assert "the live mirror equals the log on disk, frame for frame: True" in text
+    assert ": OK" in text  # the audit of the replayed night
+    assert "watch closed: True" in text
+
+
 CHECKS = {
     "01_tour.ipynb": _check_tour,
     "02_decision_tree.ipynb": _check_decision_tree,
@@ -185,6 +196,7 @@ CHECKS = {
     "08_outgrowing_one_machine.ipynb": _check_outgrowing,
     "09_interactive_timeline.ipynb": _check_interactive_timeline,
     "10_lab_experiment.ipynb": _check_lab,
+    "11_watching_a_service.ipynb": _check_watching,
 }
 
 

@@ -29,6 +29,7 @@ from ._style import (
     show_scale,
     type_css,
 )
+from .linkbanner import link_banner, mirror_panels
 from .logview import LogPanel
 from .pagewatch import PageWatch, in_voila
 from .panels import PANELS as _PANELS
@@ -139,7 +140,7 @@ class Dashboard:
         teaching: bool = False,
         scale: str = "default",
     ) -> None:
-        names = self._panel_names(panels, teaching)
+        names = mirror_panels(scheduler, self._panel_names(panels, teaching), panels is not None)
         if on_page_close not in _PAGE_CLOSE:
             raise ValueError(f"on_page_close={on_page_close!r}: expected one of {_PAGE_CLOSE}")
         scale = check_scale(scale)
@@ -188,6 +189,7 @@ class Dashboard:
         about = f"<div style='color:#555'>{html.escape(_describe(scheduler))}</div>"
         self.header = W.HTML(type_css() + heading + about)
         self.header.add_class("tsl-header")
+        self.banner = link_banner(scheduler)  # a mirror's link, said at the top (else None)
         self.projector = projector_toggle(scale, self.set_scale)
         self.widget = self._layout()
         self.widget.add_class("tsl-dashboard")
@@ -241,7 +243,7 @@ class Dashboard:
             [self.header, self.projector] if widgets is None else [self.header],
             layout=W.Layout(justify_content="space-between", align_items="flex-start"),
         )
-        rows: list[W.Widget] = [top]
+        rows: list[W.Widget] = [top] if self.banner is None else [top, self.banner.widget]
         for names in layout_rows(p):
             shown = [p[n] for n in names]
             if len(shown) == 2:
@@ -302,6 +304,8 @@ class Dashboard:
             return
         self.closed = True
         self.refresher.close()
+        if self.banner is not None:
+            self.banner.close()
         for panel in self.panels.values():
             panel.close()
         for widget in self._containers():

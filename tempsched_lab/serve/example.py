@@ -1,0 +1,217 @@
+"""An example service: a small Starlette app whose scheduler works, with its feed mounted.
+
+Run it as a process of its own (the way a real service runs)::
+
+    python -m tempsched_lab.serve.example --port 0 --spill runs/ --token-file token.txt
+
+It prints the feed's URL as its **first stdout line** (``http://127.0.0.1:PORT/scheduler``;
+the routes are that URL + ``/v1/...``) and, with ``--spill``, ``spill <directory>`` as the
+second: each run spills its log to a new directory ``DIR/run-NNN`` (a spill directory
+holds one log), so a restarted service never meets its predecessor's segments and
+``read_log`` reads any night's log back. Its scheduler does what services do:
+
+* ``heartbeat``: a periodic task every ``--tick`` seconds (0.2 s);
+* ``sync``: a periodic task every second that takes a few milliseconds;
+* ``burst``: every ``--burst-every`` seconds, ``--burst-size`` one-shot jobs at random
+  times within the next second (requests arriving together);
+* ``report``: a cron task every minute (``* * * * *``; needs the ``cron`` extra, skipped
+  with a note on stderr without it);
+* ``load``: with ``--load N``, a periodic task N times a second (for benchmarks).
+
+SIGTERM or Ctrl-C shuts the scheduler down first (its log closed complete on disk),
+lets open streams send their last rows and ``event: closed``, then stops the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import os
+import random
+import signal
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+from ..scheduler import Scheduler
+from .app import Feed, asgi_app
+from .server import _ThreadServer, bind_socket, url_host
+
+__all__ = ["build_service", "main"]
+
+FEED_PATH = "/scheduler"
+
+
+def _heartbeat() -> None:
+    return None
+
+
+def _sync() -> None:
+    time.sleep(random.uniform(0.001, 0.005))
+
+
+def _job(i: int) -> int:
+    return i * i
+
+
+def _report() -> str:
+    return "report written"
+
+
+def _burst(scheduler: Scheduler, size: int) -> None:
+    for i in range(size):
+        scheduler.schedule(_job, delay=random.uniform(0.0, 1.0), args=(i,), label="job")
+
+
+def next_run_directory(root: Path) -> Path:
+    """``root/run-NNN`` for the next unused ``NNN`` (created)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for number in range(1, 100_000):
+        path = root / f"run-{number:03d}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise RuntimeError(f"{root}: no free run-NNN directory left")
+
+
+def build_service(
+    *,
+    spill: Path | None = None,
+    token: str | None = None,
+    control_token: str | None = None,
+    tick: float = 0.2,
+    burst_every: float = 5.0,
+    burst_size: int = 50,
+    load: float = 0.0,
+    max_log_rows: int | None = None,
+    ping: float = 15.0,
+) -> tuple[Starlette, Scheduler, Feed]:
+    """The service's app, its scheduler (working already) and its feed."""
+    scheduler = Scheduler(
+        name="example-service",
+        executor="pool",
+        max_log_rows=max_log_rows,
+        log_spill=spill,
+    )
+    scheduler.schedule(_heartbeat, period=tick, label="heartbeat")
+    scheduler.schedule(_sync, period=1.0, label="sync")
+    scheduler.schedule(_burst, period=burst_every, args=(scheduler, burst_size), label="burst")
+    if load > 0:
+        scheduler.schedule(_heartbeat, period=1.0 / load, label="load")
+    try:
+        scheduler.schedule(_report, cron="* * * * *", label="report")
+    except ImportError as exc:
+        print(f"example service: no cron task ({exc})", file=sys.stderr)
+    feed_app = asgi_app(scheduler, token=token, control_token=control_token, ping=ping)
+    feed: Feed = feed_app.state.feed
+
+    async def home(request: Request) -> JSONResponse:
+        return JSONResponse({"service": "tempsched_lab example", "feed": FEED_PATH})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        scheduler.shutdown(wait=False)  # (the signal path shut it down already, waiting)
+
+    app = Starlette(
+        routes=[Route("/", home), Mount(FEED_PATH, app=feed_app)],
+        lifespan=lifespan,
+    )
+    return app, scheduler, feed
+
+
+def _read_token(path: str | None, what: str) -> str | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SystemExit(f"{what}: cannot read {path} ({type(exc).__name__})") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the example service until SIGTERM or Ctrl-C."""
+    parser = argparse.ArgumentParser(prog="python -m tempsched_lab.serve.example")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--spill", help="spill each run's log to a new DIR/run-NNN")
+    parser.add_argument("--token-file", help="file holding the read token")
+    parser.add_argument("--control-token-file", help="file holding the control token")
+    parser.add_argument("--tick", type=float, default=0.2)
+    parser.add_argument("--burst-every", type=float, default=5.0)
+    parser.add_argument("--burst-size", type=int, default=50)
+    parser.add_argument("--load", type=float, default=0.0, help="extra periodic runs per second")
+    parser.add_argument("--max-log-rows", type=int, default=None)
+    parser.add_argument("--ping", type=float, default=15.0)
+    parser.add_argument("--access-log", action="store_true", help="log each request (stderr)")
+    args = parser.parse_args(argv)
+    token = _read_token(args.token_file, "--token-file")
+    control = _read_token(args.control_token_file, "--control-token-file")
+    from .guard import is_loopback
+
+    if token is None and not is_loopback(args.host):
+        print(f"--host {args.host} is not loopback: give --token-file", file=sys.stderr)
+        return 2
+    spill = None if args.spill is None else next_run_directory(Path(args.spill))
+    app, scheduler, feed = build_service(
+        spill=spill,
+        token=token,
+        control_token=control,
+        tick=args.tick,
+        burst_every=args.burst_every,
+        burst_size=args.burst_size,
+        load=args.load,
+        max_log_rows=args.max_log_rows,
+        ping=args.ping,
+    )
+    sock = bind_socket(args.host, args.port)
+    port = sock.getsockname()[1]
+    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # stdout: the URL only
+    config = uvicorn.Config(
+        app,
+        log_config=log_config,
+        access_log=args.access_log,
+        timeout_graceful_shutdown=5,
+        ws="none",
+        log_level="info",
+    )
+    server = _ThreadServer(config)  # no uvicorn signal handlers: ours below, in order
+    stopping = threading.Event()
+
+    def stop() -> None:
+        scheduler.shutdown(wait=True, timeout=10)  # every row recorded, the log on disk
+        feed.wait_streams(5.0)  # open streams send their last rows and "closed"
+        server.should_exit = True
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if stopping.is_set():
+            server.force_exit = True
+            return
+        stopping.set()
+        threading.Thread(target=stop, name="example-stop", daemon=True).start()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    print(f"http://{url_host(args.host)}:{port}{FEED_PATH}", flush=True)
+    if spill is not None:
+        print(f"spill {os.fspath(spill)}", flush=True)
+    server.run(sockets=[sock])
+    scheduler.shutdown(wait=True, timeout=10)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
