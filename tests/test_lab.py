@@ -21,6 +21,8 @@ from tempsched_lab.lab import (
     METRICS,
     Experiment,
     ExperimentError,
+    NoSuchRun,
+    RowMismatchError,
     RunConfig,
     Workload,
     bursts,
@@ -428,6 +430,55 @@ def test_any_runs_log_is_regenerated_exactly_from_its_seed():
     e._rows[5]["runs"] += 1  # a row that no longer matches its run is caught
     with pytest.raises(RuntimeError, match="did not reproduce: runs"):
         e.log(5)
+
+
+def test_a_row_of_another_experiment_or_an_edited_row_is_refused_naming_what_differs():
+    """Issue 32, finding 5. Before: log(row) played the run of the row's number in this
+    experiment and checked it against this experiment's own row, so any foreign or edited
+    row silently gave another run's log."""
+    e = small_experiment()
+    results = e.run(progress=None)
+    other_seed = small_experiment(seed=4).run(progress=None)
+    with pytest.raises(
+        RowMismatchError, match=r"the row named 5 is not run 5 .* seed \d+ \(run 5:"
+    ):
+        e.log(other_seed.iloc[5])
+    longer = small_experiment(
+        fixed={"horizon": 0.4, "duration": exponential(0.001), "lead": exponential(0.01)}
+    )
+    row = longer.run(progress=None).iloc[5]
+    with pytest.raises(RowMismatchError, match=r"fixed .*'horizon': 0.4.* \(this experiment: "):
+        e.log(row)
+    row.attrs = {}  # its parameters and seed are this experiment's: only its measures tell
+    with pytest.raises(RuntimeError, match=r"did not reproduce: runs .*the row given says"):
+        e.log(row)
+    edited = results.iloc[5].copy()
+    edited["rate"] = 999
+    with pytest.raises(RowMismatchError, match=r"rate 999 \(run 5: 200\)"):
+        e.log(edited)
+    edited = results.iloc[5].copy()
+    edited["lateness_p99"] += 0.5
+    with pytest.raises(RuntimeError, match="did not reproduce: lateness_p99"):
+        e.log(edited)
+    with pytest.raises(RowMismatchError, match=r"column\(s\) \['speed'\]"):
+        e.log(pd.concat([results.iloc[5], pd.Series({"speed": 1})]).rename(5))
+    with pytest.raises(RowMismatchError, match="Run 1 is not run 1"):
+        e.log(small_experiment(seed=4).runs[1])
+    assert len(e.log(results.iloc[5])) == results.loc[5, "events"]  # its own row still plays
+
+
+def test_a_run_number_beyond_the_runs_names_the_number_and_the_range():
+    e = small_experiment()
+    results = e.run(progress=None)
+    for asked in (8, -1, results.iloc[2].rename(99)):
+        with pytest.raises(NoSuchRun) as caught:
+            e.log(asked)
+        text = str(caught.value)
+        assert text.startswith("run ") and "no such run; this experiment has runs 0..7" in text
+        assert "lateness" not in text  # not the whole row
+    assert isinstance(caught.value, KeyError)
+    with pytest.raises(NoSuchRun, match=r"run='five': expected a run number"):
+        e.lateness_sample("five")
 
 
 def test_a_list_of_grids_sets_keys_where_they_apply():
