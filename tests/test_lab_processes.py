@@ -148,13 +148,18 @@ def test_a_script_without_a_main_guard_gets_one_clear_error_and_leaks_nothing(tm
 
 
 def test_the_guarded_script_of_the_docs_runs_on_the_pool(tmp_path):
-    body = "".join("    " + line + "\n" for line in UNGUARDED.strip().splitlines()[2:])
+    page = (ROOT / "docs" / "lab.md").read_text()
+    section = page.split("### From a script", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 'if __name__ == "__main__":' in code and "run(workers=2)" in code
     script = tmp_path / "guarded.py"
-    script.write_text(
-        "from tempsched_lab.lab import Experiment, poisson\n\n"
-        "def main():\n" + body + '\n\nif __name__ == "__main__":\n    main()\n'
-    )
+    script.write_text(code)
     done = run_script(script)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "rows 3"
+    lines = done.stdout.splitlines()
+    assert "lateness_p99" in lines[0] and [line.split()[:2] for line in lines[-3:]] == [
+        ["0", "100"],
+        ["1", "200"],
+        ["2", "300"],
+    ]
     assert "Traceback" not in done.stderr and "leaked semaphore" not in done.stderr
