@@ -35,7 +35,7 @@ import multiprocessing
 import pickle
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -227,7 +227,7 @@ def outcomes(
     executor: Any = None,
     workers: int | None = None,
     on_submit: Callable[[int], None] | None = None,
-) -> Iterator[RunOutcome]:
+) -> Generator[RunOutcome, None, None]:
     """Run ``tasks`` where asked; yield each outcome as it arrives (serially: in order).
 
     A process pool holds at most one run per worker at a time (the next is

@@ -51,6 +51,7 @@ np.int64(115)
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import itertools
 import json
@@ -411,9 +412,14 @@ class Experiment:
         bar = Progress(len(self.runs), done=len(self._rows), mode=progress)
         error: BaseException | None = None
         try:
-            for outcome in outcomes((self._task(run) for run in todo), executor, workers):
-                self._keep(outcome)
-                bar.update(len(self._rows))
+            # closed on the way out, so a pool is stopped when a run fails or Ctrl-C comes,
+            # not whenever the generator happens to be collected
+            with contextlib.closing(
+                outcomes((self._task(run) for run in todo), executor, workers)
+            ) as arriving:
+                for outcome in arriving:
+                    self._keep(outcome)
+                    bar.update(len(self._rows))
         except BaseException as exc:
             error = exc
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
