@@ -727,3 +727,28 @@ def test_tables_show_times_with_units_and_leave_the_frame_alone():
     assert table["submit"].iloc[0] == f"{w.frame['submit'].iloc[0]:.4f} s"
     assert table["duration"].iloc[0] == fmt_duration(w.frame["duration"].iloc[0])
     assert (table["cancel_at"] == "").all()  # missing reads as blank, not "nan"
+
+
+# -- the main guard (issue 34, item 5; the scripts themselves run in test_lab_processes.py) ----
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "guarded"),
+    [
+        ("run()\n", 1, False),
+        ('if __name__ == "__main__":\n    run()\n', 2, True),
+        ('if "__main__" == __name__:\n    run()\n', 2, True),
+        ('if __name__ != "__main__":\n    pass\nelse:\n    run()\n', 4, True),
+        ('if __name__ == "__main__":\n    pass\nelse:\n    run()\n', 4, False),
+        ('try:\n    if __name__ == "__main__":\n        run()\nexcept E:\n    pass\n', 3, True),
+        ("def main():\n    run()\n\nmain()\n", 4, False),
+        ("if DEBUG:\n    run()\n", 2, False),
+        ('with ctx:\n    if __name__ == "__main__":\n        x = run(\n            2)\n', 4, True),
+    ],
+)
+def test_the_main_guard_is_told_from_the_statements_around_the_call(source, line, guarded):
+    import ast
+
+    from tempsched_lab.lab.mainguard import _guarded
+
+    assert _guarded(ast.parse(source).body, line) is guarded
