@@ -21,6 +21,8 @@ from tempsched_lab.lab import (
     METRICS,
     Experiment,
     ExperimentError,
+    NoSuchRun,
+    RowMismatchError,
     RunConfig,
     Workload,
     bursts,
@@ -430,6 +432,55 @@ def test_any_runs_log_is_regenerated_exactly_from_its_seed():
         e.log(5)
 
 
+def test_a_row_of_another_experiment_or_an_edited_row_is_refused_naming_what_differs():
+    """Issue 32, finding 5. Before: log(row) played the run of the row's number in this
+    experiment and checked it against this experiment's own row, so any foreign or edited
+    row silently gave another run's log."""
+    e = small_experiment()
+    results = e.run(progress=None)
+    other_seed = small_experiment(seed=4).run(progress=None)
+    with pytest.raises(
+        RowMismatchError, match=r"the row named 5 is not run 5 .* seed \d+ \(run 5:"
+    ):
+        e.log(other_seed.iloc[5])
+    longer = small_experiment(
+        fixed={"horizon": 0.4, "duration": exponential(0.001), "lead": exponential(0.01)}
+    )
+    row = longer.run(progress=None).iloc[5]
+    with pytest.raises(RowMismatchError, match=r"fixed .*'horizon': 0.4.* \(this experiment: "):
+        e.log(row)
+    row.attrs = {}  # its parameters and seed are this experiment's: only its measures tell
+    with pytest.raises(RuntimeError, match=r"did not reproduce: runs .*the row given says"):
+        e.log(row)
+    edited = results.iloc[5].copy()
+    edited["rate"] = 999
+    with pytest.raises(RowMismatchError, match=r"rate 999 \(run 5: 200\)"):
+        e.log(edited)
+    edited = results.iloc[5].copy()
+    edited["lateness_p99"] += 0.5
+    with pytest.raises(RuntimeError, match="did not reproduce: lateness_p99"):
+        e.log(edited)
+    with pytest.raises(RowMismatchError, match=r"column\(s\) \['speed'\]"):
+        e.log(pd.concat([results.iloc[5], pd.Series({"speed": 1})]).rename(5))
+    with pytest.raises(RowMismatchError, match="Run 1 is not run 1"):
+        e.log(small_experiment(seed=4).runs[1])
+    assert len(e.log(results.iloc[5])) == results.loc[5, "events"]  # its own row still plays
+
+
+def test_a_run_number_beyond_the_runs_names_the_number_and_the_range():
+    e = small_experiment()
+    results = e.run(progress=None)
+    for asked in (8, -1, results.iloc[2].rename(99)):
+        with pytest.raises(NoSuchRun) as caught:
+            e.log(asked)
+        text = str(caught.value)
+        assert text.startswith("run ") and "no such run; this experiment has runs 0..7" in text
+        assert "lateness" not in text  # not the whole row
+    assert isinstance(caught.value, KeyError)
+    with pytest.raises(NoSuchRun, match=r"run='five': expected a run number"):
+        e.lateness_sample("five")
+
+
 def test_a_list_of_grids_sets_keys_where_they_apply():
     e = Experiment(
         poisson,
@@ -676,3 +727,28 @@ def test_tables_show_times_with_units_and_leave_the_frame_alone():
     assert table["submit"].iloc[0] == f"{w.frame['submit'].iloc[0]:.4f} s"
     assert table["duration"].iloc[0] == fmt_duration(w.frame["duration"].iloc[0])
     assert (table["cancel_at"] == "").all()  # missing reads as blank, not "nan"
+
+
+# -- the main guard (issue 34, item 5; the scripts themselves run in test_lab_processes.py) ----
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "guarded"),
+    [
+        ("run()\n", 1, False),
+        ('if __name__ == "__main__":\n    run()\n', 2, True),
+        ('if "__main__" == __name__:\n    run()\n', 2, True),
+        ('if __name__ != "__main__":\n    pass\nelse:\n    run()\n', 4, True),
+        ('if __name__ == "__main__":\n    pass\nelse:\n    run()\n', 4, False),
+        ('try:\n    if __name__ == "__main__":\n        run()\nexcept E:\n    pass\n', 3, True),
+        ("def main():\n    run()\n\nmain()\n", 4, False),
+        ("if DEBUG:\n    run()\n", 2, False),
+        ('with ctx:\n    if __name__ == "__main__":\n        x = run(\n            2)\n', 4, True),
+    ],
+)
+def test_the_main_guard_is_told_from_the_statements_around_the_call(source, line, guarded):
+    import ast
+
+    from tempsched_lab.lab.mainguard import _guarded
+
+    assert _guarded(ast.parse(source).body, line) is guarded

@@ -314,6 +314,19 @@ def test_bad_generator_arguments_name_the_argument(call, message):
         ),
         ({"label": ["a"], "submit": [0.0], "due": [1.0], "duration": [0.0], "speed": [1]}, "speed"),
         ({"label": ["a"], "due": [1.0], "duration": [0.0]}, "'submit' is missing"),
+        (
+            {"label": ["a", "b"], "submit": [0.0, "soon"], "due": [1.0, 1.0], "duration": [0, 0]},
+            "request 1: submit='soon': expected a number",
+        ),
+        (
+            {"label": ["a"], "submit": [0.0], "due": [1.0], "duration": [0.0], "fails": ["no"]},
+            "request 0: fails='no': expected True or False",
+        ),
+        ({"label": ["a"], "submit": [0.0], "due": [2e9], "duration": [0.0]}, "due=2000000000.0"),
+        (
+            {"label": ["a"], "submit": [0.0], "cron": ["* * * *"], "duration": [0.0]},
+            "request 0: cron='\\* \\* \\* \\*': expected 5 fields",
+        ),
     ],
 )
 def test_a_hand_made_table_that_cannot_run_is_refused_naming_the_cell(columns, message):
@@ -388,6 +401,156 @@ def test_a_damaged_workload_file_is_refused(tmp_path):
         read_workload(other)
     with pytest.raises(ValueError, match=r"\.txt"):
         w.save(tmp_path / "w.txt")
+
+
+def edited_csv(tmp_path, edit, name="edited.csv"):
+    """A valid saved workload (one-shot, periodic and cron requests), one cell edited by hand."""
+    w = mix(
+        poisson(40.0, 1.0, seed=1, cancels=0.2, duplicates=0.2, failures=0.1),
+        periodic_fleet(2, 0.25, 1.0, seed=2),
+        cron_fleet(2, 1.0, seed=3, rules=["*/5 * * * *"]),
+    )
+    saved = w.save(tmp_path / "w.csv")
+    path = tmp_path / name
+    path.write_bytes(edit(saved.read_bytes()))
+    path.with_name(name + ".meta.json").write_text(saved.with_name("w.csv.meta.json").read_text())
+    return w, path
+
+
+def cell(request, column, value):
+    """An edit putting ``value`` in one cell (request = row) of a workload CSV."""
+
+    def edit(data):
+        lines = data.decode().split("\n")
+        header = lines[0].split(",")
+        fields = lines[request + 1].split(",")
+        fields[header.index(column)] = value
+        lines[request + 1] = ",".join(fields)
+        return "\n".join(lines).encode()
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("request_", "column", "value", "message"),
+    [
+        (2, "fails", "maybe", r"request 2 \(line 4\): fails='maybe': expected True or False"),
+        (6, "submit", "abc", r"request 6 \(line 8\): submit='abc': expected a number"),
+        (6, "request", "x", r"request 6 \(line 8\): request='x': expected a whole number"),
+        (9, "dup_of", "1.5", r"request 9 \(line 11\): dup_of='1.5': expected a whole number"),
+        (3, "cron", "61 * * * *", r"request 3: cron='61 \* \* \* \*': bad minute field"),
+        (3, "cron", "0 0 30 2 *", r"request 3: cron='0 0 30 2 \*': bad day-of-month"),
+        (6, "due", "1e300", r"request 6: due=1e\+300: expected at most 1e\+09 s"),
+        (0, "period", "2e9", r"request 0: period=2000000000.0: expected at most 1e\+09 s"),
+        (6, "duration", "inf", r"request 6: duration=inf: expected a finite duration"),
+        (6, "cancel_at", "-1", r"request 6: cancel_at=-1.0"),
+        (6, "label", "", r"request 6: label=.*expected a non-empty label"),
+    ],
+)
+def test_a_hand_edited_workload_csv_is_refused_naming_file_request_column_and_value(
+    tmp_path, request_, column, value, message
+):
+    """Issue 32, finding 9. Before: a bare TypeError (dup_of=1.5), a WorkloadError naming
+    "column 7" and no request (fails=maybe), no file name (submit=abc), and a bad cron
+    rule or due=1e300 read without error, to fail only when the run started."""
+    _, path = edited_csv(tmp_path, cell(request_, column, value))
+    with pytest.raises(WorkloadError, match=message) as caught:
+        read_workload(path)
+    assert str(caught.value).startswith(repr(str(path)) + ": ")
+
+
+def test_a_workload_file_damaged_outside_its_cells_names_the_file_and_the_place(tmp_path):
+    _, path = edited_csv(tmp_path, lambda data: data.replace(b"poisson", b"pois\xe9on", 1))
+    with pytest.raises(WorkloadError, match=r"edited.csv': line \d+: byte b'\\xe9' is not UTF-8"):
+        read_workload(path)
+
+    def extra_field(data):
+        lines = data.split(b"\n")
+        lines[5] += b",1"
+        return b"\n".join(lines)
+
+    _, path = edited_csv(tmp_path, extra_field)
+    with pytest.raises(
+        WorkloadError, match=r"request 4 \(line 6\): 11 fields, the header names 10"
+    ):
+        read_workload(path)
+    _, path = edited_csv(tmp_path, lambda data: data)
+    meta = path.with_name("edited.csv.meta.json")
+    for key, value, message in [
+        ("horizon", "x", r"the metadata's horizon='x': expected a number"),
+        ("horizon", 1e300, r"the metadata's horizon=1e\+300: expected at most 1e\+09"),
+        ("tz", "Mars/Olympus", r"meta.json': the metadata's tz='Mars/Olympus': unknown time zone"),
+    ]:
+        data = json.loads(meta.read_text())
+        meta.write_text(json.dumps({**data, key: value}))
+        with pytest.raises(WorkloadError, match=message):
+            read_workload(path)
+        meta.write_text(json.dumps(data))
+    data = json.loads(meta.read_text())
+    del data["start"]
+    meta.write_text(json.dumps(data))
+    with pytest.raises(WorkloadError, match=r"edited.csv.meta.json': the metadata has no 'start'"):
+        read_workload(path)
+
+
+#: what a hand edit may put in a cell: text of any kind, and the values that look like numbers
+CELLS = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(
+        ["", "nan", "NaN", "inf", "-inf", "-1", "0", "1e9", "1e300", "-0.0", "True", "False",
+         "1.5", "3", "99999", '"', ",", "* * * * *", "@daily", "0 0 30 2 *", "é"]
+    ),
+    st.floats().map(repr),
+    st.integers(-(2**70), 2**70).map(str),
+)  # fmt: skip
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # a warning instead of an error: a failure
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_any_hand_edit_of_a_workload_csv_reads_back_or_names_the_file(tmp_path_factory, data):
+    """Whatever a hand edit does to a saved workload CSV (a cell replaced, a line dropped
+    or doubled, the file cut, bytes overwritten), reading gives a workload or a
+    WorkloadError that names the file: never a bare pandas, numpy or decoding error."""
+    kind = data.draw(st.sampled_from(["cell", "line", "cut", "bytes"]), label="edit")
+    if kind == "cell":
+        request_ = data.draw(st.integers(0, 20), label="request")
+        column = data.draw(st.sampled_from(list(COLUMNS_OF_A_FILE)), label="column")
+        edit = cell(request_, column, data.draw(CELLS, label="value"))
+    elif kind == "line":
+        at, double = data.draw(st.integers(0, 25)), data.draw(st.booleans())
+
+        def edit(raw):
+            lines = raw.split(b"\n")
+            lines[at : at + 1] = [lines[at]] * 2 if double else []
+            return b"\n".join(lines)
+
+    elif kind == "cut":
+        keep = data.draw(st.integers(0, 3000), label="keep")
+
+        def edit(raw):
+            return raw[:keep]
+
+    else:
+        at = data.draw(st.integers(0, 3000), label="at")
+        new = data.draw(st.binary(min_size=1, max_size=4), label="bytes")
+
+        def edit(raw):
+            return raw[:at] + new + raw[at + len(new) :]
+
+    _, path = edited_csv(tmp_path_factory.mktemp("edit"), edit)
+    try:
+        w = read_workload(path)
+    except WorkloadError as exc:
+        assert str(exc).startswith(repr(str(path))), exc
+    else:
+        assert isinstance(w, Workload)
+
+
+COLUMNS_OF_A_FILE = (
+    "request", "label", "submit", "due", "period", "cron", "duration", "fails", "cancel_at",
+    "dup_of",
+)  # fmt: skip
 
 
 def test_a_workload_shows_itself():

@@ -44,7 +44,8 @@ from __future__ import annotations
 
 from .config import RunConfig, run_config
 from .distributions import Distribution, exponential, fixed, lognormal, pareto, uniform
-from .experiment import Experiment, ExperimentError, Run
+from .experiment import Experiment, ExperimentError, NoSuchRun, RowMismatchError, Run
+from .mainguard import UnguardedMainError
 from .metrics import METRICS, run_metrics
 from .simulate import Simulation, WorkloadFailure, simulate
 from .stats import compare, summarize
@@ -57,9 +58,12 @@ __all__ = [
     "Distribution",
     "Experiment",
     "ExperimentError",
+    "NoSuchRun",
+    "RowMismatchError",
     "Run",
     "RunConfig",
     "Simulation",
+    "UnguardedMainError",
     "Workload",
     "WorkloadError",
     "WorkloadFailure",

@@ -29,21 +29,24 @@ of its task), so the results are identical to a serial run's, wall times aside.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import multiprocessing
 import pickle
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Generator, Iterable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .config import run_config
+from .mainguard import check_main_guard
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["RunOutcome", "RunTask", "execute", "outcomes", "process_pool"]
+__all__ = ["RunOutcome", "RunTask", "execute", "outcomes", "process_pool", "stop_pool"]
 
 
 @dataclass
@@ -172,10 +175,51 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=spawn)  # pragma: no cover
 
 
+def stop_pool(pool: ProcessPoolExecutor, grace: float = 5.0) -> None:
+    """Stop a pool at once: cancel what waits, terminate the workers still computing.
+
+    ``shutdown(cancel_futures=True)`` alone cancels only the runs the pool has
+    not handed to its call queue yet, and leaves the workers computing the
+    runs they hold (a script interrupted with Ctrl-C then exits when they
+    finish, a notebook's workers compute on in the background). The workers
+    get SIGTERM, then SIGKILL after ``grace`` seconds; the pool's manager
+    thread sees them end, fails what was in flight and closes its queues.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(ValueError, ProcessLookupError):  # closed, or ended already
+            process.terminate()
+    deadline = time.monotonic() + grace
+    for process in processes:
+        with contextlib.suppress(ValueError):
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():  # pragma: no cover - a worker that ignores SIGTERM
+                process.kill()
+                process.join(grace)
+    if manager is not None:
+        manager.join(grace)
+
+
 def _is_dask_client(executor: Any) -> bool:
     return type(executor).__module__.split(".")[0] == "distributed" and hasattr(
         executor, "get_executor"
     )
+
+
+def _window(pool: Executor, workers: int | None) -> int | None:
+    """How many runs to hand the engine at once (``None``: all of them).
+
+    A process pool gets as many as it has workers, the next one when one
+    finishes: a run handed over waits in the pool's call queue, where no
+    ``cancel`` reaches it, so an interrupt would still start it. A Dask
+    executor takes them all (a cancelled Dask future never starts).
+    """
+    if workers is not None:
+        return workers
+    size = getattr(pool, "_max_workers", None)  # concurrent.futures' own pools
+    return size if isinstance(size, int) and size > 0 else None
 
 
 def outcomes(
@@ -183,11 +227,16 @@ def outcomes(
     executor: Any = None,
     workers: int | None = None,
     on_submit: Callable[[int], None] | None = None,
-) -> Iterator[RunOutcome]:
+) -> Generator[RunOutcome, None, None]:
     """Run ``tasks`` where asked; yield each outcome as it arrives (serially: in order).
 
-    Stopping the iteration (an error raised by the consumer, a ``KeyboardInterrupt``)
-    cancels the runs not started yet; a pool made here is shut down.
+    A process pool holds at most one run per worker at a time (the next is
+    submitted when one finishes), so stopping the iteration (an error raised
+    by the consumer, a ``KeyboardInterrupt``, closing the generator) starts
+    nothing more: the runs not started are cancelled, and a pool made here is
+    stopped at once, its workers still computing terminated (:func:`stop_pool`).
+    A pool or a cluster of the caller's is left open; what it computes at
+    that moment runs to its end there.
     """
     tasks = list(tasks)
     if executor is not None and workers is not None:
@@ -206,42 +255,71 @@ def outcomes(
     owned = executor is None
     if owned:
         assert workers is not None
+        check_main_guard(f"run(workers={workers})")
         pool: Executor = process_pool(workers)
     elif _is_dask_client(executor):
         pool = executor.get_executor(pure=False)
     elif isinstance(executor, Executor):
+        if isinstance(executor, ProcessPoolExecutor) and _spawns(executor):
+            check_main_guard("run(executor)")
         pool = executor
     else:
         raise TypeError(
             f"executor={executor!r}: expected None, a concurrent.futures.Executor or a "
             "distributed.Client"
         )
-    futures: dict[Future[RunOutcome], RunTask] = {}
+    window = _window(pool, workers if owned else None)
+    waiting = collections.deque(tasks)
+    running: dict[Future[RunOutcome], RunTask] = {}
     finished = False
-    try:
-        for task in tasks:
-            futures[pool.submit(execute_pickled, _pickled(task))] = task
+
+    def submit_more() -> None:
+        while waiting and (window is None or len(running) < window):
+            task = waiting.popleft()
+            running[pool.submit(execute_pickled, _pickled(task))] = task
             if on_submit is not None:
                 on_submit(task.index)
-        for future in as_completed(futures):
-            task = futures[future]
-            try:
-                yield future.result()
-            except Exception as exc:  # the engine lost the run (a worker died, a lost key)
-                yield RunOutcome(
-                    task.index,
-                    stage="engine",
-                    error=f"{type(exc).__name__}: {exc}",
-                    error_traceback="".join(traceback.format_exception(exc)),
-                    exception=exc,
-                )
+
+    try:
+        submit_more()
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: running[f].index):
+                task = running.pop(future)
+                yield _outcome_of(future, task)
+            submit_more()
         finished = True
     finally:
         if not finished:
-            for future in futures:
+            waiting.clear()
+            for future in running:
                 future.cancel()
-        if owned:
-            pool.shutdown(wait=finished, cancel_futures=not finished)
+            if owned:
+                assert isinstance(pool, ProcessPoolExecutor)
+                stop_pool(pool)
+        elif owned:
+            pool.shutdown(wait=True)
+
+
+def _spawns(pool: ProcessPoolExecutor) -> bool:
+    """Whether the pool's workers start by importing the main script (not ``fork``)."""
+    context = getattr(pool, "_mp_context", None)
+    method = context.get_start_method() if context is not None else None
+    return method != "fork"
+
+
+def _outcome_of(future: Future[RunOutcome], task: RunTask) -> RunOutcome:
+    """The run's outcome, or an ``"engine"`` outcome when the engine lost it."""
+    try:
+        return future.result()
+    except Exception as exc:  # the engine lost the run (a worker died, a lost key)
+        return RunOutcome(
+            task.index,
+            stage="engine",
+            error=f"{type(exc).__name__}: {exc}",
+            error_traceback="".join(traceback.format_exception(exc)),
+            exception=exc,
+        )
 
 
 def shown_params(params: Mapping[str, Any]) -> dict[str, Any]:

@@ -51,6 +51,7 @@ np.int64(115)
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import itertools
 import json
@@ -59,6 +60,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..task import short_repr
 from .backends import RunOutcome, RunTask, build_workload, outcomes, shown_params
 from .config import SCHEDULER_KEYS, plain, run_config
 from .metrics import METRICS
@@ -70,9 +72,22 @@ if TYPE_CHECKING:
     from .simulate import Simulation
     from .workload import Workload
 
-__all__ = ["Experiment", "ExperimentError", "Run", "seed_of"]
+__all__ = ["Experiment", "ExperimentError", "NoSuchRun", "RowMismatchError", "Run", "seed_of"]
 
 _RESERVED = ("repeat", "seed", "run", "wall", *METRICS)
+#: what defines an experiment's runs, as its manifest says (the versions aside)
+_DEFINITION = ("workload", "grid", "fixed", "repeats", "seed", "count_steps")
+
+
+class NoSuchRun(KeyError):
+    """A run number outside the experiment's runs (names the number and the valid range)."""
+
+    def __str__(self) -> str:  # KeyError would show the message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class RowMismatchError(ValueError):
+    """A row (or ``Run``) given that is not this experiment's run: names what differs."""
 
 
 class ExperimentError(RuntimeError):
@@ -285,14 +300,84 @@ class Experiment:
         )
 
     def run_of(self, run: int | Run | pd.Series) -> Run:
-        """The :class:`Run` given by its number, itself, or a row of :attr:`results`."""
+        """The :class:`Run` given by its number, itself, or a row of :attr:`results`.
+
+        A row or a ``Run`` must be this experiment's: a row whose parameters,
+        repeat or seed differ from its run's (a row of another experiment, an
+        edited row), or that has columns this experiment's results do not, is
+        refused with :class:`RowMismatchError` naming what differs. A number
+        outside the runs is a :class:`NoSuchRun` naming the valid range.
+        """
         if isinstance(run, Run):
-            return self.runs[run.index]
-        index = getattr(run, "name", run)  # a results row carries its run number as its name
-        index = plain(index)
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(self.runs):
-            raise KeyError(f"run={run!r}: expected a run number 0..{len(self.runs) - 1} or a row")
-        return self.runs[index]
+            chosen = self._numbered(run.index, f"Run {run.index}")
+            differ = self._differences(
+                {**shown_params(run.params), "repeat": run.repeat, "seed": run.seed}, chosen
+            )
+            if differ:
+                raise RowMismatchError(self._mismatch(f"Run {run.index}", chosen, differ))
+            return chosen
+        if _is_row(run):
+            row: pd.Series = run  # type: ignore[assignment]
+            chosen = self._numbered(row.name, f"the row named {short_repr(row.name)}")
+            self._check_row(row, chosen)
+            return chosen
+        return self._numbered(run, f"run={short_repr(run)}")
+
+    def _numbered(self, index: Any, what: str) -> Run:
+        """The run of number ``index`` (``what`` names it in the error)."""
+        number = plain(index)
+        valid = f"this experiment has runs 0..{len(self.runs) - 1}"
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise NoSuchRun(f"{what}: expected a run number ({valid}), a Run or a row of results")
+        if not 0 <= number < len(self.runs):
+            raise NoSuchRun(f"run {number}: no such run; {valid} ({len(self.runs)} runs)")
+        return self.runs[number]
+
+    def _differences(self, given: Mapping[str, Any], run: Run) -> list[str]:
+        """What ``given`` (a row's identity columns) says unlike ``run``: ``"seed 5 (run: 6)"``."""
+        expected = {**shown_params(run.params), "repeat": run.repeat, "seed": run.seed}
+        return [
+            f"{key} {_show(value)} (run {run.index}: {_show(expected[key])})"
+            for key, value in given.items()
+            if key in expected and not _same(value, expected[key])
+        ]
+
+    def _mismatch(self, what: str, run: Run, differ: list[str]) -> str:
+        return (
+            f"{what} is not run {run.index} of this experiment ({self.name}): "
+            + "; ".join(differ)
+            + ". A row of another experiment, or an edited row: pass a row of this "
+            "experiment's results, or its run number"
+        )
+
+    def _check_row(self, row: pd.Series, run: Run) -> None:
+        """Refuse a results row that is not ``run``'s (see :meth:`run_of`)."""
+        what = f"the row named {run.index}"
+        foreign = [c for c in row.index if c not in self.columns]
+        if foreign:
+            raise RowMismatchError(
+                f"{what} has column(s) {foreign} that this experiment's results do not have "
+                f"(theirs: {self.columns}): a row of another experiment"
+            )
+        differ = self._differences(
+            {k: row[k] for k in (*self.keys, "repeat", "seed") if k in row.index}, run
+        )
+        manifest = row.attrs.get("manifest") if isinstance(row.attrs, dict) else None
+        if isinstance(manifest, str):
+            try:
+                theirs = json.loads(manifest)
+            except ValueError:
+                theirs = None
+            if isinstance(theirs, dict):
+                ours = self.manifest()
+                differ += [
+                    f"{key} {short_repr(theirs.get(key))} (this experiment: "
+                    f"{short_repr(ours[key])})"
+                    for key in _DEFINITION
+                    if theirs.get(key) != ours[key]
+                ]
+        if differ:
+            raise RowMismatchError(self._mismatch(what, run, differ))
 
     # -- making them ------------------------------------------------------------------------
     def run(
@@ -327,9 +412,14 @@ class Experiment:
         bar = Progress(len(self.runs), done=len(self._rows), mode=progress)
         error: BaseException | None = None
         try:
-            for outcome in outcomes((self._task(run) for run in todo), executor, workers):
-                self._keep(outcome)
-                bar.update(len(self._rows))
+            # closed on the way out, so a pool is stopped when a run fails or Ctrl-C comes,
+            # not whenever the generator happens to be collected
+            with contextlib.closing(
+                outcomes((self._task(run) for run in todo), executor, workers)
+            ) as arriving:
+                for outcome in arriving:
+                    self._keep(outcome)
+                    bar.update(len(self._rows))
         except BaseException as exc:
             error = exc
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
@@ -424,9 +514,13 @@ class Experiment:
     def rerun(self, run: int | Run | pd.Series, *, check: bool = True) -> Simulation:
         """Make a run again, here, and return it whole (scheduler, log, measures).
 
-        With ``check``, a run that is in :attr:`results` must give its row's
-        measures again (``wall`` aside, ``queue_steps`` when counted), else
-        ``RuntimeError``: the run was not a pure function of its seed.
+        With ``check``, the run must give its row's measures again (``wall``
+        aside, ``queue_steps`` when counted), else ``RuntimeError`` naming
+        each measure that differs: the measures of the row passed in (a row of
+        :attr:`results`), or of the run's row in :attr:`results` (a run number
+        or a :class:`Run`; none to compare with before it ran). A row that is
+        not this run's (parameters, repeat, seed) is refused before playing
+        (:meth:`run_of`), with or without ``check``.
         """
         from .simulate import simulate
 
@@ -438,19 +532,34 @@ class Experiment:
             count_steps=self.count_steps,
             extra={**task.shown, "seed": task.seed},
         )
-        row = self._rows.get(chosen.index)
+        given = _is_row(run)
+        row: Mapping[str, Any] | None = (
+            run if given else self._rows.get(chosen.index)  # type: ignore[assignment]
+        )
         if check and row is not None:
             again = sim.metrics()
-            differ = [k for k in METRICS if not _same(row[k], again[k])]
+            differ = [k for k in METRICS if k in row and not _same(row[k], again[k])]
             if differ:
+                said = "the row given says" if given else "the results say"
                 raise RuntimeError(
                     f"run {chosen.index} ({chosen.describe()}) did not reproduce: "
-                    + ", ".join(f"{k} {row[k]!r} then {again[k]!r}" for k in differ)
+                    + ", ".join(f"{k} {_show(row[k])} then {_show(again[k])}" for k in differ)
+                    + f" ({said} the first, the run gives the second: "
+                    + (
+                        "an edited row, a row of an experiment with other fixed parameters, "
+                        "or a run that is not a pure function of its seed)"
+                        if given
+                        else "the run is not a pure function of its seed)"
+                    )
                 )
         return sim
 
     def log(self, run: int | Run | pd.Series, *, check: bool = True) -> pd.DataFrame:
         """A run's whole event log, regenerated from its parameters and seed (see :meth:`rerun`).
+
+        ``run`` is a run number, a :class:`Run` or a row of :attr:`results`; a
+        row of another experiment or an edited row is refused (:meth:`run_of`),
+        and with ``check`` the log must give the row's measures again.
 
         The frame's ``attrs["lab_run"]`` records the run (parameters and seed).
         """
@@ -514,10 +623,33 @@ class Experiment:
         )
 
 
+def _missing(value: Any) -> bool:
+    """None, NaN or ``pd.NA`` (a key a grid part does not set, a measure not counted)."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or _is_na(value)
+
+
+def _is_na(value: Any) -> bool:
+    return type(value).__name__ == "NAType"
+
+
 def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
+    """Equal values, a row's ``200.0`` and a run's ``200`` included; missing equals missing."""
+    if _missing(a) or _missing(b):
+        return _missing(a) and _missing(b)
     return bool(a == b)
+
+
+def _show(value: Any) -> str:
+    """A value of a row for a message: ``28`` for a row's ``np.float64(28.0)``."""
+    value = plain(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        value = int(value)
+    return short_repr(value)
+
+
+def _is_row(value: Any) -> bool:
+    """Whether ``value`` is a pandas Series (a results row), without importing pandas."""
+    return type(value).__name__ == "Series" and hasattr(value, "attrs")
 
 
 def _accepted(function: Callable[..., Any]) -> set[str] | None:

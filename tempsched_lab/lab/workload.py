@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..timescale import fmt_duration
+from ..validation import MAX_HORIZON
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -103,7 +104,7 @@ class Workload:
         seed: int | None = None,
         params: Mapping[str, Any] | None = None,
     ) -> None:
-        self.horizon = _number("horizon", horizon, minimum=0.0)
+        self.horizon = _number("horizon", horizon, minimum=0.0, maximum=MAX_HORIZON)
         self.start = _number("start", start)
         if not isinstance(tz, str) or not tz:
             raise TypeError(f"tz={tz!r}: expected a time zone name such as 'Europe/Paris'")
@@ -115,7 +116,7 @@ class Workload:
             raise TypeError(f"seed={seed!r}: expected an int or None")
         self.seed = seed
         self.params: dict[str, Any] = dict(params or {})
-        self.frame: pd.DataFrame = _normalized(frame)
+        self.frame: pd.DataFrame = _normalized(frame, tz)
 
     # -- reading -----------------------------------------------------------------------
     def __len__(self) -> int:
@@ -223,7 +224,13 @@ def _format_of(path: Path, fmt: str | None) -> str:
 
 
 def read_workload(path: str | os.PathLike[str], fmt: str | None = None) -> Workload:
-    """Read a workload written by :meth:`Workload.save` (CSV or Parquet).
+    """Read a workload written by :meth:`Workload.save` (CSV or Parquet), checked as it is read.
+
+    A file that cannot be a workload, edited by hand or damaged, raises
+    :class:`WorkloadError` naming the file and what is wrong: the request (its
+    row), the column and the value of a bad cell (a word where a number goes,
+    a time that is negative, NaN or over :data:`~tempsched_lab.validation.MAX_HORIZON`,
+    a cron rule that does not parse), or the metadata entry.
 
     >>> import tempfile, pathlib
     >>> from tempsched_lab.lab import bursts
@@ -235,41 +242,87 @@ def read_workload(path: str | os.PathLike[str], fmt: str | None = None) -> Workl
 
     source = Path(path)
     kind = _format_of(source, fmt)
+    where = meta_where = repr(str(source))
     if kind == "csv":
         meta, frame = _read_csv(source)
+        meta_where = _meta_where(source, meta)
     else:
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(source)
-        raw = (table.schema.metadata or {}).get(PARQUET_KEY)
-        if raw is None:
-            raise WorkloadError(f"{str(source)!r}: a Parquet file without workload metadata")
-        meta = json.loads(raw)
-        frame = table.to_pandas()
+        meta, frame = _read_parquet(source)
     if meta.get("format") != _FORMAT:
-        raise WorkloadError(f"{str(source)!r}: workload format {meta.get('format')!r} unknown")
+        raise WorkloadError(f"{meta_where}: workload format {meta.get('format')!r} unknown")
     if len(frame) != meta.get("rows"):
         raise WorkloadError(
-            f"{str(source)!r}: {len(frame)} rows, the metadata says {meta.get('rows')} "
+            f"{where}: {len(frame)} rows, the metadata says {meta.get('rows')} "
             "(a cut or edited file)"
         )
-    return Workload(
-        frame,
-        horizon=meta["horizon"],
-        start=meta["start"],
-        tz=meta["tz"],
-        name=meta["name"],
-        seed=meta["seed"],
-        params=meta["params"],
-    )
+    missing = [k for k in ("horizon", "start", "tz", "name", "seed", "params") if k not in meta]
+    if missing:
+        raise WorkloadError(f"{meta_where}: the metadata has no {missing[0]!r}")
+    try:
+        return Workload(
+            frame,
+            horizon=meta["horizon"],
+            start=meta["start"],
+            tz=meta["tz"],
+            name=meta["name"],
+            seed=meta["seed"],
+            params=meta["params"],
+        )
+    except WorkloadError as exc:  # a cell of the table, or a cron rule in the file's zone
+        raise WorkloadError(f"{where}: {exc}") from None
+    except (TypeError, ValueError) as exc:  # a value of the metadata
+        raise WorkloadError(f"{meta_where}: the metadata's {exc}") from None
+
+
+def _meta_where(source: Path, meta: dict[str, Any]) -> str:
+    """Where a CSV workload's metadata came from: the file beside it, or its first line."""
+    from ..logfiles.csvfile import metadata_path
+
+    if meta.get(_FIRST_LINE):
+        return f"{str(source)!r} (its first line)"
+    return repr(str(metadata_path(source)))
+
+
+def _read_parquet(source: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(source)
+    except OSError:
+        raise
+    except Exception as exc:  # pyarrow's own errors (ArrowInvalid...): not a Parquet file
+        raise WorkloadError(f"{str(source)!r}: not a workload Parquet file: {exc}") from None
+    raw = (table.schema.metadata or {}).get(PARQUET_KEY)
+    if raw is None:
+        raise WorkloadError(f"{str(source)!r}: a Parquet file without workload metadata")
+    try:
+        meta = json.loads(raw)
+    except ValueError as exc:
+        raise WorkloadError(f"{str(source)!r}: unreadable workload metadata: {exc}") from None
+    if not isinstance(meta, dict):
+        raise WorkloadError(f"{str(source)!r}: not workload metadata")
+    try:
+        frame = table.to_pandas()
+    except Exception as exc:  # a column pandas cannot hold
+        raise WorkloadError(f"{str(source)!r}: not a workload table: {exc}") from None
+    return meta, frame
+
+
+#: a key marking metadata read from a CSV file's first line (the older layout)
+_FIRST_LINE = "_first_line"
 
 
 def _read_csv(source: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     """The metadata and the table of a workload CSV file.
 
     The metadata is in the file beside it (``w.csv.meta.json``); files written
-    before that layout hold it in their first line, and still read.
+    before that layout hold it in their first line, and still read. A cell the
+    table cannot hold is refused naming the file, the request, the column and
+    the value (:func:`_locate_bad_cell`).
     """
+    import io
+    import warnings
+
     import pandas as pd
 
     from ..logfiles.csvfile import metadata_path
@@ -277,48 +330,134 @@ def _read_csv(source: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     dtypes = {c: d for c, (d, _) in COLUMNS.items() if d != "float64"}
     major = int(pd.__version__.split(".")[0])
     options: dict[str, Any] = {} if major >= 3 else {"float_precision": "round_trip"}
-    sidecar = metadata_path(source)
-    with open(source, encoding="utf-8", newline="") as fh:
-        first = fh.readline()
-        if first.startswith(CSV_MAGIC):  # the older layout: the metadata as the first line
-            meta = json.loads(first[len(CSV_MAGIC) :])
-        else:
-            if not sidecar.exists():
-                raise WorkloadError(
-                    f"{str(source)!r}: its metadata file {str(sidecar)!r} is missing (a "
-                    "workload saved as CSV keeps its horizon, start and seed there); for a "
-                    "table made by hand, build Workload(pandas.read_csv(path), horizon=...)"
-                )
-            try:
-                meta = json.loads(sidecar.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, ValueError) as exc:
-                raise WorkloadError(
-                    f"{str(sidecar)!r}: unreadable workload metadata: {exc}"
-                ) from exc
-            if not isinstance(meta, dict):
-                raise WorkloadError(f"{str(sidecar)!r}: not workload metadata")
-            fh.seek(0)
+    text = _text_of(source)
+    first, _, rest = text.partition("\n")
+    if first.startswith(CSV_MAGIC):  # the older layout: the metadata as the first line
         try:
-            frame = pd.read_csv(fh, dtype=dtypes, keep_default_na=False, na_values=[""], **options)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise WorkloadError(f"{str(source)!r}: not a workload table: {exc}") from exc
-    missing = [c for c in ("submit",) if c not in frame.columns]
-    if missing:
-        raise WorkloadError(f"{str(source)!r}: not a workload table (no column {missing[0]!r})")
+            meta = json.loads(first[len(CSV_MAGIC) :])
+        except ValueError as exc:
+            raise WorkloadError(f"{str(source)!r}: unreadable workload metadata: {exc}") from None
+        if not isinstance(meta, dict):
+            raise WorkloadError(f"{str(source)!r}: not workload metadata")
+        meta[_FIRST_LINE] = True
+        table, lines_before = rest, 1
+    else:
+        sidecar = metadata_path(source)
+        if not sidecar.exists():
+            raise WorkloadError(
+                f"{str(source)!r}: its metadata file {str(sidecar)!r} is missing (a "
+                "workload saved as CSV keeps its horizon, start and seed there); for a "
+                "table made by hand, build Workload(pandas.read_csv(path), horizon=...)"
+            )
+        try:
+            meta = json.loads(sidecar.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise WorkloadError(f"{str(sidecar)!r}: unreadable workload metadata: {exc}") from exc
+        if not isinstance(meta, dict):
+            raise WorkloadError(f"{str(sidecar)!r}: not workload metadata")
+        table, lines_before = text, 0
+    try:
+        with warnings.catch_warnings():  # pandas casting 'inf' to an int column only warns
+            warnings.simplefilter("error", RuntimeWarning)
+            frame = pd.read_csv(
+                io.StringIO(table), dtype=dtypes, keep_default_na=False, na_values=[""], **options
+            )
+    except (ValueError, TypeError, OverflowError, RuntimeWarning) as exc:  # a cell it cannot hold
+        _locate_bad_cell(table, source, lines_before)
+        raise WorkloadError(f"{str(source)!r}: not a workload table: {exc}") from None
+    if "submit" not in frame.columns:
+        raise WorkloadError(f"{str(source)!r}: not a workload table (no column 'submit')")
+    floats = [c for c, (d, _) in COLUMNS.items() if d == "float64" and c in frame.columns]
+    if any(frame[c].dtype != "float64" for c in floats):  # a word where a number goes
+        _locate_bad_cell(table, source, lines_before)
     return meta, frame
+
+
+def _text_of(source: Path) -> str:
+    """The file's text (UTF-8, a byte-order mark allowed); a byte that is not is refused."""
+    data = source.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise WorkloadError(
+            f"{str(source)!r}: line {line}: byte {data[exc.start : exc.start + 1]!r} is not "
+            "UTF-8 text (save the file as UTF-8)"
+        ) from None
+
+
+def _locate_bad_cell(table: str, source: Path, lines_before: int) -> None:
+    """Raise a :class:`WorkloadError` naming the first cell the table cannot hold, if any.
+
+    The slow path of reading: run only when the fast reader failed, it reads the
+    rows with the ``csv`` module and tries each cell as its column's dtype.
+    """
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(table, newline=""))
+    header = next(reader, None)
+    if not header:
+        raise WorkloadError(f"{str(source)!r}: an empty table (no header line)")
+    request = 0
+    for fields in reader:
+        if not fields:
+            continue  # a blank line, skipped as pandas skips it
+        line = reader.line_num + lines_before
+        where = f"{str(source)!r}: request {request} (line {line})"
+        if len(fields) != len(header):
+            raise WorkloadError(
+                f"{where}: {len(fields)} fields, the header names {len(header)} columns"
+            )
+        for column, value in zip(header, fields, strict=True):
+            problem = _cell_problem(column, value)
+            if problem is not None:
+                raise WorkloadError(f"{where}: {column}={value!r}: {problem}")
+        request += 1
+
+
+def _cell_problem(column: str, value: str) -> str | None:
+    """What is wrong with the text of one cell of ``column``, or ``None``."""
+    dtype = COLUMNS.get(column, ("", ""))[0]
+    if dtype == "float64":
+        if value == "":
+            return None  # NaN
+        try:
+            float(value)
+        except ValueError:
+            return "expected a number (or nothing for NaN)"
+    elif dtype in ("int64", "Int64"):
+        if value == "" and dtype == "Int64":
+            return None
+        try:
+            number = int(value)
+        except ValueError:
+            number = None
+        if number is None or not -(2**63) <= number < 2**63:
+            return "expected a whole number" + (" (or nothing)" if dtype == "Int64" else "")
+    elif dtype == "bool" and value not in ("True", "False", "true", "false", "TRUE", "FALSE"):
+        return "expected True or False"
+    return None
 
 
 # -- checking a table ---------------------------------------------------------------------
 
 
 def _number(
-    name: str, value: Any, *, minimum: float | None = None, positive: bool = False
+    name: str,
+    value: Any,
+    *,
+    minimum: float | None = None,
+    positive: bool = False,
+    maximum: float | None = None,
 ) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{name}={value!r}: expected a number")
     result = float(value)
     if not math.isfinite(result):
         raise ValueError(f"{name}={value!r}: expected a finite number")
+    if maximum is not None and result > maximum:
+        raise ValueError(f"{name}={value!r}: expected at most {maximum:g}")
     if positive and not result > 0:
         raise ValueError(f"{name}={value!r}: expected a number > 0")
     if minimum is not None and result < minimum:
@@ -336,7 +475,7 @@ def _bad(column: str, frame: pd.DataFrame, mask: Any, expected: str) -> Workload
     return WorkloadError(f"request {row}: {column}={value!r}: {expected}")
 
 
-def _normalized(frame: Any) -> pd.DataFrame:
+def _normalized(frame: Any, tz: str = "UTC") -> pd.DataFrame:
     """The table with the documented columns and dtypes, checked row by row."""
     import pandas as pd
 
@@ -358,19 +497,74 @@ def _normalized(frame: Any) -> pd.DataFrame:
         try:
             if dtype == "bool":
                 if values.dtype != bool:
-                    if pd.isna(values).any():
-                        raise ValueError("missing values")
+                    if not all(_is_flag(v) for v in values):  # "no" would be True to numpy
+                        raise ValueError("expected True or False")
                     values = values.astype(bool)
                 data[column] = values
             elif dtype in ("float64", "int64"):
                 data[column] = values.astype(dtype, copy=False)
             else:
                 data[column] = pd.array(values, dtype=dtype)  # type: ignore[call-overload]
-        except (TypeError, ValueError) as exc:
-            raise WorkloadError(f"column {column!r}: cannot be read as {dtype} ({exc})") from None
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise _unconvertible(column, dtype, values, exc) from None
     out = pd.DataFrame(data, index=pd.RangeIndex(n))
-    _check(out)
+    _check(out, tz)
     return out
+
+
+def _is_flag(value: Any) -> bool:
+    """A value a ``fails`` cell may hold: a bool (numpy's too), or the integer 0 or 1."""
+    import numpy as np
+
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    return isinstance(value, (int, np.integer)) and value in (0, 1)
+
+
+def _unconvertible(column: str, dtype: str, values: Any, exc: BaseException) -> WorkloadError:
+    """The error naming the first value of ``column`` that ``dtype`` cannot hold."""
+    import numpy as np
+    import pandas as pd
+
+    for row, value in enumerate(values):
+        try:
+            if dtype == "bool":
+                if not _is_flag(value):
+                    raise ValueError(value)
+            elif dtype in ("float64", "int64"):
+                np.array([value], dtype=object).astype(dtype)
+            else:
+                pd.array([value], dtype=dtype)  # type: ignore[call-overload]
+        except (TypeError, ValueError, OverflowError):
+            shown = value.item() if hasattr(value, "item") else value
+            expected = {
+                "bool": "expected True or False",
+                "float64": "expected a number",
+                "int64": "expected a whole number",
+                "Int64": "expected a whole number or nothing",
+            }.get(dtype, f"expected a value of type {dtype}")
+            return WorkloadError(f"request {row}: {column}={shown!r}: {expected}")
+    return WorkloadError(f"column {column!r}: cannot be read as {dtype} ({exc})")
+
+
+def _check_rules(frame: pd.DataFrame, cron: Any, tz: str) -> None:
+    """Parse each cron rule once, in the workload's zone: a bad one names its first request."""
+    import numpy as np
+
+    from ..triggers.cron import CronTrigger
+
+    CronTrigger._named("* * * * *", tz, "cron", "tz")  # a bad zone: ValueError naming tz=
+    rules = frame["cron"]
+    checked: set[str] = set()
+    for row in np.flatnonzero(cron).tolist():
+        rule = rules.iloc[row]
+        if rule in checked:
+            continue
+        try:
+            CronTrigger._named(rule, tz, "cron", "tz")
+        except (TypeError, ValueError) as exc:
+            raise WorkloadError(f"request {row}: {exc}") from None
+        checked.add(rule)
 
 
 def _default(column: str, dtype: str, n: int) -> Any:
@@ -387,7 +581,7 @@ def _default(column: str, dtype: str, n: int) -> Any:
     return pd.array([None] * n, dtype=dtype)  # type: ignore[call-overload]
 
 
-def _check(frame: pd.DataFrame) -> None:
+def _check(frame: pd.DataFrame, tz: str = "UTC") -> None:
     import numpy as np
 
     n = len(frame)
@@ -429,6 +623,24 @@ def _check(frame: pd.DataFrame) -> None:
             bad_period | (cron & ~np.isnan(period)),
             "expected a finite period > 0 (NaN for one run; none with a cron rule)",
         )
+    for column, values in (
+        ("submit", submit),
+        ("due", due),
+        ("period", period),
+        ("duration", duration),
+        ("cancel_at", cancel),
+    ):
+        over = values > MAX_HORIZON  # NaN compares False
+        if over.any():
+            raise _bad(
+                column,
+                frame,
+                over,
+                f"expected at most {MAX_HORIZON:g} s (~31 years: the scheduler refuses a time "
+                "further away)",
+            )
+    if cron.any():
+        _check_rules(frame, cron, tz)
     recurring = cron | ~np.isnan(period)
     bad_cancel = ~np.isnan(cancel) & (recurring | ~(cancel >= submit) | ~np.isfinite(cancel))
     if bad_cancel.any():
