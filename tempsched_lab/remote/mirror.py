@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..log import EventLog
 from ..moment import Moment
 from ..replay import Replayer
+from ..rowkinds import Kind
 from ..task import CancelResult, TaskView
 from ..timescale import TimeScale
 from .link import Gap, Link
@@ -287,7 +288,7 @@ class RemoteScheduler:
             if tid is None or tid != tid:
                 continue
             tid = int(tid)
-            if kind == "dispatch":
+            if kind == Kind.DISPATCH:
                 label = frame["label"].iloc[i]
                 period = frame["period"].iloc[i]
                 self._running[tid] = TaskView(
@@ -422,4 +423,4 @@ class RemoteScheduler:
         )
 
 
-_RUN_KINDS = frozenset(("dispatch", "finish", "error", "event_set"))
+_RUN_KINDS = frozenset((Kind.DISPATCH, Kind.FINISH, Kind.ERROR, Kind.EVENT_SET))
