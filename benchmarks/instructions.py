@@ -187,6 +187,16 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "s.schedule_many([(noop, t) for t in ts])\n"
         "c.run_until_idle()\n",
     ),
+    "ours_sim_metrics": (
+        "ours: virtual-time simulation, metrics-only recorder (running totals, no rows)",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "from tempsched_lab.recorder import MetricsRecorder\n"
+        "rng = random.Random(1); ts = [rng.uniform(0, 1000) for _ in range(N)]\n"
+        "c = VirtualClock(); s = Scheduler(c, recorder=MetricsRecorder)\n"
+        "for t in ts: s.schedule(noop, at=t)\n"
+        "c.run_until_idle()\n",
+    ),
     "ours_sim_nolog": (
         "ours: virtual-time simulation, log off",
         "import random\n"
