@@ -17,7 +17,10 @@ Variants: ours with the log on and off (default queue, real clock); the log on
 with numpy and pandas imported before the first reading (the log's compactor
 imports them when the first 65,536-row chunk fills: ~25 MB, a one-off that a
 reading taken before or after it counts or not); and the reference package
-``temporal-scheduler`` (``schedule_task(..., task_args=(i,))``).
+``temporal-scheduler`` (``schedule_task(..., task_args=(i,))``). Two variants
+patch ``tempsched_lab.log.CHUNK`` (65,536 rows) to 8,192 and 4,096 before the
+scheduler is made: what a smaller unit of compaction would save (the log's
+storage is not changed by this script).
 """
 
 from __future__ import annotations
@@ -32,17 +35,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_CHILD = r"""
-import gc, json, os, sys, time
-N = int(sys.argv[1]); VARIANT = sys.argv[2]
-PAGE = os.sysconf("SC_PAGE_SIZE")
-def rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * PAGE
-def noop(*args):
-    return None
+#: the scheduler of the variant, made in the child: ``add(i)`` schedules task i, ``close()``
+_VARIANT = r"""
+import time
 if "numpy imported" in VARIANT:  # what the log's compactor imports on its first chunk
     import numpy, pandas
+if "-row chunks" in VARIANT:  # the log's storage as it could be: smaller chunks
+    import tempsched_lab.log
+    tempsched_lab.log.CHUNK = int(VARIANT.split("-row chunks")[0].split()[-1].replace(",", ""))
+def noop(*args):
+    return None
 if VARIANT.startswith("ours"):
     from tempsched_lab import Scheduler
     s = Scheduler(log="log on" in VARIANT)
@@ -59,6 +61,16 @@ else:
         s.schedule_task(noop, absolute_time=now + i, task_args=(i,))
     def close():
         s.shutdown(wait_until_done=False)
+"""
+
+_CHILD = r"""
+import gc, json, os, sys, time
+N = int(sys.argv[1]); VARIANT = sys.argv[2]
+PAGE = os.sysconf("SC_PAGE_SIZE")
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * PAGE
+exec(sys.argv[4])
 gc.collect()
 before = rss()
 for i in range(N):
@@ -73,20 +85,7 @@ print(json.dumps(out))
 _TRACED = r"""
 import gc, json, os, sys, time, tracemalloc
 N = int(sys.argv[1]); VARIANT = sys.argv[2]; WHERE = int(sys.argv[3])
-def noop(*args):
-    return None
-if VARIANT.startswith("ours"):
-    from tempsched_lab import Scheduler
-    s = Scheduler(log="log on" in VARIANT)
-    now = s.clock.now() + 1e6
-    def add(i):
-        s.schedule(noop, at=now + i, args=(i,))
-else:
-    from temporal_scheduler import TemporalScheduler
-    s = TemporalScheduler()
-    now = time.time() + 1e6
-    def add(i):
-        s.schedule_task(noop, absolute_time=now + i, task_args=(i,))
+exec(sys.argv[4])
 gc.collect()
 tracemalloc.start(1)
 first = tracemalloc.take_snapshot() if WHERE else None
@@ -99,16 +98,23 @@ out = {"traced_per_task": (after - before) / N}
 if WHERE:
     stats = tracemalloc.take_snapshot().compare_to(first, "lineno")[:WHERE]
     out["where"] = [[str(st.traceback), st.size_diff / N] for st in stats]
+close()
 print(json.dumps(out))
-os._exit(0)
 """
 
-VARIANTS = ("ours, log on", "ours, log on, numpy imported first", "ours, log off", "reference")
+VARIANTS = (
+    "ours, log on",
+    "ours, log on, numpy imported first",
+    "ours, log on, numpy imported first, 8,192-row chunks",
+    "ours, log on, numpy imported first, 4,096-row chunks",
+    "ours, log off",
+    "reference",
+)
 
 
 def sample(code: str, n: int, variant: str, where: int = 0) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(n), variant, str(where)],
+        [sys.executable, "-c", code, str(n), variant, str(where), _VARIANT],
         capture_output=True,
         text=True,
         cwd=ROOT,
