@@ -145,6 +145,14 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "s.schedule(noop, at=0.5, period=1.0)\n"
         "c.advance(N)\n",
     ),
+    "ours_periodic_inline_nolog": (
+        "ours: N runs of one periodic task fired inline (2,000 others pending), log off",
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "c = VirtualClock(); s = Scheduler(c, executor='inline', log=False)\n"
+        "for i in range(2000): s.schedule(noop, at=1e6 + i)\n"
+        "s.schedule(noop, at=0.5, period=1.0)\n"
+        "c.advance(N)\n",
+    ),
     "reference_schedule": (
         "temporal-scheduler: schedule_task()",
         "import time\n"
