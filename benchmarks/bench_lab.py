@@ -16,7 +16,9 @@ average when it was taken):
   possible), and the same model written by hand in SimPy (a process per
   request, a ``Resource`` as the server) with a hand-written log of the same
   four rows per request (schedule, dispatch, start, finish), alone and with
-  the same measures computed from it with numpy. Both give the same start
+  the same measures computed from it with numpy; and the lab's run with
+  ``record="metrics"`` (running totals, no log frame: the same measures,
+  checked equal to the full run's p99 here). Both give the same start
   times (checked: the p99 lateness agrees to 1e-9 s), for one server
   (ours: the inline executor) and for four (ours: the simulated pool).
 * ``sweep``: one sweep's wall time serially, on a process pool of 2 (started
@@ -130,6 +132,7 @@ def bench_events(repeats: int) -> dict[str, Any]:
         for _ in range(repeats):
             order = [
                 "lab run",
+                "lab run, metrics only",
                 "simulate, log on",
                 "simulate, log off",
                 "SimPy + log",
@@ -145,6 +148,11 @@ def bench_events(repeats: int) -> dict[str, Any]:
                     rows = len(sim.frame)
                     check["ours_p99"] = m["lateness_p99"]
                     ours_starts = np.sort(sim.frame.query("kind == 'start'")["t"].to_numpy())
+                elif name == "lab run, metrics only":
+                    t = time.perf_counter()
+                    m = simulate(w, record="metrics", **config).metrics()
+                    wall = time.perf_counter() - t
+                    check["metrics_only_p99"] = m["lateness_p99"]
                 elif name == "simulate, log on":
                     wall = simulate(w, **config).sim_wall
                 elif name == "simulate, log off":
@@ -163,6 +171,7 @@ def bench_events(repeats: int) -> dict[str, Any]:
         assert len(ours_starts) == len(simpy_starts) == len(w)
         assert np.abs(ours_starts - simpy_starts).max() < 1e-9, check
         assert abs(check["ours_p99"] - check["simpy_p99"]) < 1e-9, check
+        assert check["metrics_only_p99"] == check["ours_p99"], check
         ours_rows_per_request = rows / len(w)
         medians = {k: statistics.median(v) for k, v in samples.items()}
         out["cases"][f"{servers} server(s)"] = {
@@ -176,6 +185,9 @@ def bench_events(repeats: int) -> dict[str, Any]:
             "p99_simpy": check["simpy_p99"],
             "median_s": medians,
             "events_per_s": {k: check["simpy_rows"] / v for k, v in medians.items()},
+            "vs_simpy_measures": {
+                k: v / medians["SimPy + log + measures"] for k, v in medians.items()
+            },
             "samples": samples,
             "load": load(),
         }
@@ -389,10 +401,13 @@ def report(results: dict[str, Any]) -> str:
                 f"p99 ours {data['p99_ours'] * 1e3:.4f} ms = SimPy "
                 f"{data['p99_simpy'] * 1e3:.4f} ms)"
             )
-            lines.append("  | variant | median s | events/s |")
-            lines.append("  |---|---|---|")
+            lines.append("  | variant | median s | events/s | / SimPy + log + measures |")
+            lines.append("  |---|---|---|---|")
             for name, wall in data["median_s"].items():
-                lines.append(f"  | {name} | {wall:.3f} | {data['events_per_s'][name]:,.0f} |")
+                lines.append(
+                    f"  | {name} | {wall:.3f} | {data['events_per_s'][name]:,.0f} | "
+                    f"{data['vs_simpy_measures'][name]:.2f}x |"
+                )
     sweep_data = results.get("sweep")
     if sweep_data:
         lines.append(

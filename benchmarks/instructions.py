@@ -145,6 +145,14 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "s.schedule(noop, at=0.5, period=1.0)\n"
         "c.advance(N)\n",
     ),
+    "ours_periodic_inline_nolog": (
+        "ours: N runs of one periodic task fired inline (2,000 others pending), log off",
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "c = VirtualClock(); s = Scheduler(c, executor='inline', log=False)\n"
+        "for i in range(2000): s.schedule(noop, at=1e6 + i)\n"
+        "s.schedule(noop, at=0.5, period=1.0)\n"
+        "c.advance(N)\n",
+    ),
     "reference_schedule": (
         "temporal-scheduler: schedule_task()",
         "import time\n"
@@ -185,6 +193,16 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "rng = random.Random(1); ts = [rng.uniform(0, 1000) for _ in range(N)]\n"
         "c = VirtualClock(); s = Scheduler(c, log=False)\n"
         "s.schedule_many([(noop, t) for t in ts])\n"
+        "c.run_until_idle()\n",
+    ),
+    "ours_sim_metrics": (
+        "ours: virtual-time simulation, metrics-only recorder (running totals, no rows)",
+        "import random\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "from tempsched_lab.recorder import MetricsRecorder\n"
+        "rng = random.Random(1); ts = [rng.uniform(0, 1000) for _ in range(N)]\n"
+        "c = VirtualClock(); s = Scheduler(c, recorder=MetricsRecorder)\n"
+        "for t in ts: s.schedule(noop, at=t)\n"
         "c.run_until_idle()\n",
     ),
     "ours_sim_nolog": (

@@ -50,7 +50,7 @@ from .executors import Launcher, LauncherFactory, make_launcher
 from .log import EventLog
 from .moment import Moment
 from .queues import TimerQueue, make_queue
-from .recorder import Recorder, traceback_text
+from .recorder import Recorder, RecorderFactory, StepRecorder, traceback_text
 from .registry import live_schedulers, register
 from .requests import (
     OPTION_NAMES,
@@ -164,6 +164,10 @@ class Scheduler:
             by default the loop running where the scheduler is created (a Jupyter
             kernel's), else each coroutine runs to its end with ``asyncio.run`` in
             the executor's thread.
+        recorder: record the steps some other way: a factory ``(log, queue) ->``
+            :class:`~tempsched_lab.recorder.StepRecorder`, e.g.
+            :class:`~tempsched_lab.recorder.MetricsRecorder` (running totals, no
+            rows); :attr:`log` then stays empty.
 
     Daemon threads: the worker and the pool's threads are daemon threads, so a
     program that never calls :meth:`shutdown` can exit; runs still in flight at
@@ -192,6 +196,7 @@ class Scheduler:
         queue_options: Mapping[str, Any] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
         log_spill: str | os.PathLike[str] | None = None,
+        recorder: RecorderFactory | None = None,
     ) -> None:
         clock = RealClock() if clock is None else clock
         if not all(hasattr(clock, attr) for attr in ("now", "virtual", "attach")):
@@ -212,14 +217,23 @@ class Scheduler:
         self._lock = threading.Lock()
         #: notified when runs settle (nothing running, queue emptied, closed)
         self._settled = threading.Condition(self._lock)
+        if recorder is not None and not callable(recorder):
+            raise TypeError(f"recorder={recorder!r}: expected a factory (log, queue) -> recorder")
+        log = bool(log) and recorder is None  # another recorder: the log stays empty
         self.log = EventLog(
             max_log_rows,
-            enabled=bool(log),
+            enabled=log,
             lock=self._lock,
             time_origin=self.time_origin,
             spill=log_spill if log else None,
         )
-        self._rec: Recorder | None = Recorder(self.log, self.queue) if log else None
+        self._rec: StepRecorder | None = (
+            recorder(self.log, self.queue)
+            if recorder is not None
+            else Recorder(self.log, self.queue)
+            if log
+            else None
+        )
         self._states = bytearray()  # one TaskState byte per issued task ID
         self._running: dict[int, Task] = {}
         self._exceptions: collections.OrderedDict[int, BaseException] = collections.OrderedDict()

@@ -24,6 +24,12 @@ These are the scheduler's parameters an experiment can sweep (the keys of
   ``"catch_up"``).
 * ``resolution``: round due times up to this grid (seconds; ``None``: exact).
 
+And how the run is recorded (not a grid key: an experiment's choice,
+``Experiment(record=...)``): ``record="full"`` (the event log, every row) or
+``"metrics"`` (a :class:`~tempsched_lab.recorder.MetricsRecorder`: the same
+measures as running totals, no rows; the run has no log frame, which
+``Experiment.log`` regenerates).
+
 >>> config = run_config({"queue": "wheel(tick=0.005)", "executor": "pool", "max_workers": 2})
 >>> config.design, config.queue_options, config.workers
 ('wheel', {'tick': 0.005}, 2)
@@ -48,6 +54,7 @@ from ..validation import MISFIRE_POLICIES
 __all__ = [
     "DEFAULT_POOL",
     "EXECUTORS",
+    "RECORDS",
     "SCHEDULER_KEYS",
     "RunConfig",
     "parse_queue",
@@ -62,6 +69,8 @@ EXECUTORS: tuple[str, ...] = ("inline", "pool", "thread")
 #: The simulated pool's size when ``max_workers`` is not given (a real pool's default
 #: depends on the machine's cores; a lab run must not).
 DEFAULT_POOL = 4
+#: How a run can be recorded: its whole event log, or only its measures.
+RECORDS: tuple[str, ...] = ("full", "metrics")
 
 _SPEC = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
@@ -118,6 +127,7 @@ class RunConfig:
     max_workers: int | None = None
     misfire: str = "skip"
     resolution: float | None = None
+    record: str = "full"
     design: str = field(init=False)
     queue_options: dict[str, Any] = field(init=False)
 
@@ -146,6 +156,8 @@ class RunConfig:
             or res < 1e-6
         ):
             raise ValueError(f"resolution={res!r}: expected None or seconds >= 1e-06")
+        if self.record not in RECORDS:
+            raise ValueError(f"record={self.record!r}: expected one of {list(RECORDS)}")
 
     @property
     def workers(self) -> int | None:
@@ -175,7 +187,7 @@ def run_config(params: Mapping[str, Any]) -> RunConfig:
     A value of ``None`` or NaN (a key another part of a grid sets) means the default.
     """
     kwargs: dict[str, Any] = {}
-    for key in SCHEDULER_KEYS:
+    for key in (*SCHEDULER_KEYS, "record"):
         value = plain(params.get(key))
         if value is None or (isinstance(value, float) and math.isnan(value)):
             continue

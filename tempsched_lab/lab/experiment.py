@@ -57,12 +57,12 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..task import short_repr
 from .backends import RunOutcome, RunTask, build_workload, outcomes, shown_params
-from .config import SCHEDULER_KEYS, plain, run_config
+from .config import RECORDS, SCHEDULER_KEYS, plain, run_config
 from .metrics import METRICS
 
 if TYPE_CHECKING:
@@ -206,6 +206,11 @@ class Experiment:
             about 3-4 times slower, see :mod:`~.steps`).
         keep_samples: keep each run's lateness values (thinned to at most
             10,001 order statistics) for :func:`~.figures.plot_lateness_ecdf`.
+        record: ``"full"`` (default) records each run's whole event log and
+            computes the measures from it; ``"metrics"`` keeps only the
+            measures, as running totals (:class:`~tempsched_lab.recorder.MetricsRecorder`:
+            the same values, no rows built). :meth:`log` regenerates any run's
+            full log either way.
         name: a name for reprs and figures (default: the workload's).
     """
 
@@ -220,6 +225,7 @@ class Experiment:
         count_steps: bool = False,
         keep_samples: bool = True,
         name: str | None = None,
+        record: str = "full",
     ) -> None:
         from .workload import Workload
 
@@ -233,6 +239,9 @@ class Experiment:
         self.seed = seed
         self.count_steps = bool(count_steps)
         self.keep_samples = bool(keep_samples)
+        if record not in RECORDS:
+            raise ValueError(f"record={record!r}: expected one of {list(RECORDS)}")
+        self.record = record
         if isinstance(workload, Workload):
             accepted: set[str] | None = set()
             self.name = name or workload.name
@@ -287,6 +296,8 @@ class Experiment:
     def _task(self, run: Run) -> RunTask:
         params = {**{k: v for k, v in run.params.items() if v is not None}, **self.fixed}
         config = {k: v for k, v in params.items() if k in SCHEDULER_KEYS}
+        if self.record != "full":
+            config["record"] = self.record
         workload_params = {k: v for k, v in params.items() if k not in SCHEDULER_KEYS}
         return RunTask(
             run.index,
@@ -528,7 +539,7 @@ class Experiment:
         task = self._task(chosen)
         sim = simulate(
             build_workload(task),
-            run_config(task.config_params),
+            replace(run_config(task.config_params), record="full"),
             count_steps=self.count_steps,
             extra={**task.shown, "seed": task.seed},
         )
@@ -600,6 +611,7 @@ class Experiment:
             "seed": self.seed,
             "seeds": "numpy.random.SeedSequence(seed, spawn_key=(repeat,))",
             "count_steps": self.count_steps,
+            "record": self.record,
             "runs": len(self.runs),
             "versions": {
                 "tempsched_lab": __version__,

@@ -12,6 +12,10 @@ tests recompute each one from the log independently:
 * cases are counted over ``schedule`` and ``reject`` rows, as
   :func:`~tempsched_lab.case_counts` does (periodic re-arms are decisions too).
 
+A run made with ``record="metrics"`` has no log: :func:`recorded_metrics` gives
+the same measures, exactly, from its :class:`~tempsched_lab.recorder.MetricsRecorder`'s
+running totals.
+
 >>> from tempsched_lab.lab import simulate, bursts
 >>> m = run_metrics(simulate(bursts(size=3, every=1.0, horizon=2.0, seed=0, duration=0.1)).frame)
 >>> m["runs"], round(m["lateness_max"], 3), m["max_queue_depth"], m["case_6"]
@@ -29,7 +33,17 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-__all__ = ["CASE_COLUMNS", "METRICS", "TIME_METRICS", "lateness_of", "run_metrics", "thinned"]
+    from ..recorder import MetricsRecorder
+
+__all__ = [
+    "CASE_COLUMNS",
+    "METRICS",
+    "TIME_METRICS",
+    "lateness_of",
+    "recorded_metrics",
+    "run_metrics",
+    "thinned",
+]
 
 #: The case columns: decisions of each case 1-8.
 CASE_COLUMNS: tuple[str, ...] = tuple(f"case_{c}" for c in range(1, 9))
@@ -148,25 +162,82 @@ def run_metrics(frame: pd.DataFrame, steps: int | None = None) -> dict[str, Any]
     largest, mean = _time_weighted_depth(frame)
     t = _floats(frame, "t")
     origin = float(frame.attrs.get("time_origin", 0.0))
+    return _measures(
+        lateness,
+        queue_delay,
+        runs=int(start.sum()),
+        failed=int(kind(Kind.ERROR).sum()),
+        cancelled=int((~np.isin(cancelled_ids, recurring)).sum()),
+        misfires=int(np.nansum(missed)),
+        depth=(int(largest), mean),
+        cases=[int(counts[c]) for c in range(9)],
+        steps=steps,
+        events=len(frame),
+        virtual_time=float(t[-1] - origin) if len(t) else 0.0,
+    )
+
+
+def recorded_metrics(recorder: MetricsRecorder, steps: int | None = None) -> dict[str, Any]:
+    """The measures of :data:`METRICS` from a run's running totals (no log, no rows).
+
+    Equal, measure for measure, to :func:`run_metrics` of the same run's full log (the
+    same values through the same arithmetic; ``tests/test_metrics_recorder.py``).
+    """
+    import numpy as np
+
+    largest, mean = recorder.depth()
+    last = recorder.last_t
+    return _measures(
+        np.frombuffer(recorder.lateness, dtype="float64"),
+        np.frombuffer(recorder.queue_delay, dtype="float64"),
+        runs=len(recorder.lateness),
+        failed=recorder.failures,
+        cancelled=recorder.cancelled_count(),
+        misfires=recorder.misfires,
+        depth=(largest, mean),
+        cases=recorder.cases,
+        steps=steps,
+        events=recorder.events,
+        virtual_time=float(last - recorder.time_origin) if recorder.events else 0.0,
+    )
+
+
+def _measures(
+    lateness: np.ndarray,
+    queue_delay: np.ndarray,
+    *,
+    runs: int,
+    failed: int,
+    cancelled: int,
+    misfires: int,
+    depth: tuple[int, float],
+    cases: list[int],
+    steps: int | None,
+    events: int,
+    virtual_time: float,
+) -> dict[str, Any]:
+    """The measures in :data:`METRICS`' order: the lateness ones from the values themselves."""
+    import numpy as np
+
     has_runs = len(lateness) > 0
-    out: dict[str, Any] = {
-        "runs": int(start.sum()),
-        "failed": int(kind(Kind.ERROR).sum()),
-        "cancelled": int((~np.isin(cancelled_ids, recurring)).sum()),
-        "misfires": int(np.nansum(missed)),
-        "lateness_p50": float(np.quantile(lateness, 0.5)) if has_runs else float("nan"),
-        "lateness_p99": float(np.quantile(lateness, 0.99)) if has_runs else float("nan"),
-        "lateness_max": float(lateness.max()) if has_runs else float("nan"),
+    nan = float("nan")
+    return {
+        "runs": runs,
+        "failed": failed,
+        "cancelled": cancelled,
+        "misfires": misfires,
+        "lateness_p50": float(np.quantile(lateness, 0.5)) if has_runs else nan,
+        "lateness_p99": float(np.quantile(lateness, 0.99)) if has_runs else nan,
+        "lateness_max": float(lateness.max()) if has_runs else nan,
         "lateness_mean": math.fsum(lateness.tolist()) / len(lateness) if has_runs else math.nan,
-        "queue_delay_p99": float(np.quantile(queue_delay, 0.99)) if has_runs else float("nan"),
-        "max_queue_depth": int(largest),
-        "mean_queue_depth": mean,
-        **{f"case_{c}": int(counts[c]) for c in range(1, 9)},
+        "queue_delay_p99": float(np.quantile(queue_delay, 0.99)) if has_runs else nan,
+        "max_queue_depth": depth[0],
+        "mean_queue_depth": depth[1],
+        **{f"case_{c}": cases[c] for c in range(1, 9)},
         "queue_steps": steps,
-        "events": len(frame),
-        "virtual_time": float(t[-1] - origin) if len(t) else 0.0,
+        "events": events,
+        "virtual_time": virtual_time,
     }
-    return out
 
 
 def thinned(values: np.ndarray, max_points: int = 10_001) -> np.ndarray:

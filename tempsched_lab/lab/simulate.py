@@ -44,6 +44,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..clock import VirtualClock
+from ..recorder import MetricsRecorder
 from ..scheduler import Scheduler
 from .config import RunConfig, run_config
 from .pool import VirtualPool
@@ -177,6 +178,8 @@ class Simulation:
         sim_wall: wall seconds the simulation took (building the frame aside).
         steps: the queue's steps (:mod:`~tempsched_lab.lab.steps`), or ``None``
             when not counted.
+        recorder: the run's running totals when it was made with
+            ``record="metrics"`` (then it has no log frame), else ``None``.
     """
 
     def __init__(
@@ -188,6 +191,7 @@ class Simulation:
         sim_wall: float,
         steps: int | None,
         extra: dict[str, Any] | None = None,
+        recorder: MetricsRecorder | None = None,
     ) -> None:
         self.workload = workload
         self.config = config
@@ -196,12 +200,18 @@ class Simulation:
         self.sim_wall = sim_wall
         self.steps = steps
         self.extra = dict(extra or {})
+        self.recorder = recorder
         self._frame: pd.DataFrame | None = None
 
     @property
     def frame(self) -> pd.DataFrame:
         """The run's event log as a DataFrame (built once), with the run in ``attrs["lab_run"]``."""
         if self._frame is None:
+            if self.recorder is not None:
+                raise RuntimeError(
+                    "this run was made with record='metrics': it kept its measures, not its "
+                    "event log (Experiment.log regenerates it, or simulate with record='full')"
+                )
             if not self.scheduler.log.enabled:
                 raise RuntimeError("this run was made with log=False: it has no event log")
             frame = self.scheduler.log.to_frame()
@@ -224,15 +234,22 @@ class Simulation:
         }
 
     def metrics(self) -> dict[str, Any]:
-        """The run's measures (:func:`~tempsched_lab.lab.metrics.run_metrics`), from its log."""
-        from .metrics import run_metrics
+        """The run's measures (:func:`~tempsched_lab.lab.metrics.run_metrics`), from its log,
+        or from its running totals (``record="metrics"``: the same values)."""
+        from .metrics import recorded_metrics, run_metrics
 
+        if self.recorder is not None:
+            return recorded_metrics(self.recorder, steps=self.steps)
         return run_metrics(self.frame, steps=self.steps)
 
     def lateness(self) -> np.ndarray:
         """Every run's lateness (due -> start, seconds), in start order."""
         from .metrics import lateness_of
 
+        if self.recorder is not None:
+            import numpy as np
+
+            return np.array(self.recorder.lateness, dtype="float64")
         return lateness_of(self.frame)
 
     def __repr__(self) -> str:
@@ -300,8 +317,10 @@ def simulate(
         config: the scheduler's parameters; or give them as keywords
             (``queue="heap", executor="pool", max_workers=2, misfire="skip",
             resolution=None``; see :mod:`~tempsched_lab.lab.config`).
-        log: record the event log (``False``: only to time the bare scheduler;
-            there are no measures without a log).
+        log: record the run (``False``: only to time the bare scheduler; there
+            are no measures then); how is ``config.record``: ``"full"`` (the event
+            log) or ``"metrics"`` (only the measures, as running totals, no rows
+            built: see :mod:`~tempsched_lab.lab.config`).
         count_steps: count the queue's steps (:mod:`~tempsched_lab.lab.steps`;
             slows the run down about 3-4 times).
         extra: more facts to keep in :meth:`Simulation.describe` (an experiment
@@ -327,6 +346,12 @@ def simulate(
     pool = (
         None if inline else VirtualPool(clock, config.workers, lambda task: durations[task.args[0]])
     )
+    totals: list[MetricsRecorder] = []
+
+    def keep_totals(event_log: Any, queue: Any) -> MetricsRecorder:
+        totals.append(MetricsRecorder(event_log, queue))
+        return totals[0]
+
     scheduler = Scheduler(
         clock,
         executor="inline" if pool is None else pool,
@@ -335,6 +360,7 @@ def simulate(
         misfire=config.misfire,
         resolution=config.resolution,
         log=log,
+        recorder=keep_totals if log and config.record == "metrics" else None,
     )
     clients_ref: list[_Clients] = []
     actions = _actions(clock, workload, clients_ref, inline)
@@ -366,4 +392,5 @@ def simulate(
         quiet.on = False
     sim_wall = time.perf_counter() - started
     steps = None if counter is None else counter.count
-    return Simulation(workload, config, scheduler, clients.ids, sim_wall, steps, extra)
+    recorder = totals[0] if totals else None
+    return Simulation(workload, config, scheduler, clients.ids, sim_wall, steps, extra, recorder)
