@@ -91,20 +91,18 @@ _SLOW_BY_MEASUREMENT = frozenset((
 
 
 #: Tests that share a per-process set-up run on one pytest-xdist worker (``--dist loadgroup``,
-#: set in pyproject.toml): the browser tests share one Chromium and one Voila server of
-#: ``tests/browser`` and write ``artifacts/``; the notebook tests and the docs build share the
-#: notebooks executed once (``executed_notebooks``, which writes ``build/executed-notebooks``).
-#: Everything else is spread test by test over the workers.
+#: set in pyproject.toml; see ``pytest_xdist_make_scheduler``): the browser tests share one
+#: Chromium and one Voila server of ``tests/browser`` and write ``artifacts/``; the notebook
+#: tests and the docs build share the notebooks executed once (``executed_notebooks``, which
+#: writes ``build/executed-notebooks``). Everything else is spread test by test.
 _GROUP_BY_KIND = {"browser": "browser", "notebooks": "notebooks", "docs": "notebooks"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         kind = _KIND_BY_FILE.get(Path(str(item.fspath)).name)
         if kind is not None:
             item.add_marker(getattr(pytest.mark, kind))
-            item.add_marker(pytest.mark.xdist_group(_GROUP_BY_KIND[kind]))
             if kind == "browser" and item.get_closest_marker("timeout") is None:
                 # each wait in a browser test is bounded (a page 120 s, an event 5-60 s): the
                 # per-test limit only catches a hang, and a page load alone may take 120 s
@@ -115,6 +113,37 @@ def pytest_collection_modifyitems(config, items):
             or item.nodeid in _SLOW_BY_MEASUREMENT
         ):
             item.add_marker(pytest.mark.slow)
+
+
+def _group_of(nodeid: str) -> str | None:
+    """The worker group of a test, by its file (``_GROUP_BY_KIND``), or None.
+
+    >>> _group_of("tests/test_docs.py::test_docs_build_without_warnings"), _group_of("x.py::t")
+    ('notebooks', None)
+    """
+    kind = _KIND_BY_FILE.get(Path(nodeid.split("::", 1)[0]).name)
+    return None if kind is None else _GROUP_BY_KIND[kind]
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook, on the controller
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the groups above, read from the test's file on the controller.
+
+    xdist's own loadgroup reads ``xdist_group`` marks by appending ``@group`` to ``item._nodeid``
+    on the worker, which pytest 9 no longer reads (node ids live in ``_id``): with
+    pytest 9.2 and pytest-xdist 3.8 every test became a group of its own, and both workers
+    executed all the notebooks and started a browser and Voila servers of their own. Groups
+    go out first (largest first), then single tests as workers free up.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Grouped(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group_of(nodeid) or nodeid
+
+    return Grouped(config, log)
 
 
 @pytest.hookimpl(hookwrapper=True)
