@@ -32,6 +32,7 @@ NOTEBOOKS = ROOT / "notebooks"
 #: executed copies of the notebooks, reused by the docs build (not committed)
 EXECUTED = ROOT / "build" / "executed-notebooks"
 CELL_TIMEOUT_S = 120
+BROWSER_TEST_TIMEOUT_S = 300
 
 _KIND_BY_FILE = {
     "test_notebooks.py": "notebooks",
@@ -89,17 +90,60 @@ _SLOW_BY_MEASUREMENT = frozenset((
 ))  # fmt: skip
 
 
+#: Tests that share a per-process set-up run on one pytest-xdist worker (``--dist loadgroup``,
+#: set in pyproject.toml; see ``pytest_xdist_make_scheduler``): the browser tests share one
+#: Chromium and one Voila server of ``tests/browser`` and write ``artifacts/``; the notebook
+#: tests and the docs build share the notebooks executed once (``executed_notebooks``, which
+#: writes ``build/executed-notebooks``). Everything else is spread test by test.
+_GROUP_BY_KIND = {"browser": "browser", "notebooks": "notebooks", "docs": "notebooks"}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         kind = _KIND_BY_FILE.get(Path(str(item.fspath)).name)
         if kind is not None:
             item.add_marker(getattr(pytest.mark, kind))
+            if kind == "browser" and item.get_closest_marker("timeout") is None:
+                # each wait in a browser test is bounded (a page 120 s, an event 5-60 s): the
+                # per-test limit only catches a hang, and a page load alone may take 120 s
+                item.add_marker(pytest.mark.timeout(BROWSER_TEST_TIMEOUT_S))
         if (
             kind is not None
             or item.get_closest_marker("notebooks")
             or item.nodeid in _SLOW_BY_MEASUREMENT
         ):
             item.add_marker(pytest.mark.slow)
+
+
+def _group_of(nodeid: str) -> str | None:
+    """The worker group of a test, by its file (``_GROUP_BY_KIND``), or None.
+
+    >>> _group_of("tests/test_docs.py::test_docs_build_without_warnings"), _group_of("x.py::t")
+    ('notebooks', None)
+    """
+    kind = _KIND_BY_FILE.get(Path(nodeid.split("::", 1)[0]).name)
+    return None if kind is None else _GROUP_BY_KIND[kind]
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook, on the controller
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the groups above, read from the test's file on the controller.
+
+    xdist's own loadgroup reads ``xdist_group`` marks by appending ``@group`` to ``item._nodeid``
+    on the worker, which pytest 9 no longer reads (node ids live in ``_id``): with
+    pytest 9.2 and pytest-xdist 3.8 every test became a group of its own, and both workers
+    executed all the notebooks and started a browser and Voila servers of their own. Groups
+    go out first (largest first), then single tests as workers free up.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Grouped(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group_of(nodeid) or nodeid
+
+    return Grouped(config, log)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -187,9 +231,11 @@ def executed_notebooks() -> dict[str, NotebookRun]:
     return {run.name: run for run in runs}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
-    """Debian's Chromium driven by Playwright, one per browser-test module (see ``voilakit``)."""
+    """Debian's Chromium driven by Playwright, one per session (per xdist worker; the browser
+    tests share one: ``--dist loadgroup``). Each test opens its own context (``vk.new_page``),
+    so no cookie, storage or page outlives a test. See ``voilakit``."""
     import voilakit as vk
     from playwright.sync_api import sync_playwright
 
@@ -200,6 +246,17 @@ def browser():
         b.close()
 
 
+@pytest.fixture(scope="session")
+def browser_pages():
+    """One Voila server of ``tests/browser`` (its pages at ``/voila/render/<name>``) for every
+    browser test that opens them; each page load starts its own kernel."""
+    import voilakit as vk
+
+    server = vk.VoilaServer("tests/browser", "voila-tests-browser.log")
+    yield server
+    server.stop()
+
+
 _BANNERS: list[str] = []
 
 
@@ -207,6 +264,19 @@ def _report_browser(banner: str) -> None:
     """Say once per session which browser the tests drive (shown in the summary)."""
     if banner not in _BANNERS:
         _BANNERS.append(banner)
+
+
+def pytest_sessionfinish(session):
+    """On an xdist worker: hand the banners to the controller, which prints the summary."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["browser_banners"] = list(_BANNERS)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: the controller hears a worker end
+def pytest_testnodedown(node, error):
+    for banner in getattr(node, "workeroutput", {}).get("browser_banners", ()):
+        _report_browser(banner)
 
 
 def pytest_terminal_summary(terminalreporter):

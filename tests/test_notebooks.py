@@ -9,10 +9,12 @@ budget, and contain the outputs its lesson is about.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
+
+if TYPE_CHECKING:
+    import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -207,6 +209,8 @@ def test_every_expected_notebook_is_there_and_no_other():
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) or EXPECTED)
 def test_notebook_runs_and_teaches(name, executed_notebooks):
+    import nbformat  # here, not at the top: every worker collects this file (2 s, pyproject)
+
     path = NOTEBOOKS / name
     assert path.exists(), f"{name} is missing"
     on_disk = nbformat.read(path, as_version=4)
@@ -244,6 +248,9 @@ def test_notebook_runs_and_teaches(name, executed_notebooks):
 
 def test_a_returned_figure_displays_as_png_without_matplotlib_inline(tmp_path):
     """The plots build Figures without pyplot; importing them registers their PNG display."""
+    import nbformat
+    from nbclient import NotebookClient
+
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell(

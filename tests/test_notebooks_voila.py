@@ -1,7 +1,10 @@
 """The README's notebooks, served as the README says: ``tempsched-lab serve notebooks/<name>``.
 
-Each notebook gets its own Voila server (``python -m tempsched_lab serve notebooks/<name>.ipynb``
-from the repository root), and Debian's Chromium opens its page offline. Every page must render
+The live dashboard gets its own Voila server, started by the README's command
+(``python -m tempsched_lab serve notebooks/05_live_dashboard.ipynb`` from the repository root); the
+other notebooks share one server of the folder (``serve notebooks``, a page per notebook at
+``/voila/render/<name>``, each page with its own kernel: one server start instead of nine), and
+Debian's Chromium opens each page offline. Every page must render
 without an error output, a broken widget, a console error or any request beyond the server. The
 live dashboard (notebook 05) must also be alive when the page shows, show every click in every
 panel from one moment, keep its text readable at 1280 and 900 px, and stop its scheduler when
@@ -58,12 +61,19 @@ def open_dashboard(browser, server, width: int = 1280):
     return page, seconds
 
 
+@pytest.fixture(scope="module")
+def notebooks_server():
+    server = vk.VoilaServer("notebooks", "voila-notebooks.log")
+    yield server
+    server.stop()
+
+
 @pytest.mark.parametrize("name", [n for n in NOTEBOOKS if n != DASHBOARD])
-def test_teaching_notebook_renders_in_voila(browser, name):
-    server = vk.VoilaServer(f"notebooks/{name}", f"voila-{name}.log")
+def test_teaching_notebook_renders_in_voila(browser, notebooks_server, name):
+    server = notebooks_server
+    page = vk.new_page(browser, width=1280, height=1600)
     try:
-        page = vk.new_page(browser, width=1280, height=1600)
-        vk.wait_voila_page(page, server.page_url(), ".jp-OutputArea-output")
+        vk.wait_voila_page(page, server.page_url(name), ".jp-OutputArea-output")
         page.wait_for_load_state("load")
         outputs = page.locator(".jp-OutputArea-output")
         assert outputs.count() >= MIN_OUTPUTS[name]
@@ -77,9 +87,8 @@ def test_teaching_notebook_renders_in_voila(browser, name):
         assert broken == 0
         page.screenshot(path=str(vk.ARTIFACTS / f"voila-{Path(name).stem}.png"))
         vk.check_clean(page)
-        page.context.close()
     finally:
-        server.stop()
+        page.context.close()  # its kernel idles until the server stops, after the module
 
 
 def test_dashboard_is_live_readable_and_speaks_one_time_language(browser, dashboard_server):

@@ -28,11 +28,9 @@ DATASET_JS = "() => ({...document.querySelector('.tsl-tl').dataset})"
 SENT_JS = "() => ({...document.querySelector('.tsl-sent').dataset})"
 
 
-@pytest.fixture(scope="module")
-def server():
-    voila = vk.VoilaServer("tests/browser", "voila-tests-timeline.log")
-    yield voila
-    voila.stop()
+@pytest.fixture
+def server(browser_pages):
+    return browser_pages  # one server of tests/browser for the session (tests/conftest.py)
 
 
 @pytest.fixture

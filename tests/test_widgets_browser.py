@@ -1,6 +1,6 @@
 """End to end: dashboards in ``tests/browser/`` served by Voila, driven in Debian's Chromium.
 
-One Voila server for the module (``python -m voila tests/browser``, see ``voilakit``) serves a
+One Voila server for the session (``python -m voila tests/browser``, see ``voilakit``) serves a
 virtual-clock dashboard (the test steps it and schedules from the page) and a real-clock one fed
 by a background thread (the page must catch up with a flood). A third test opens a static export
 with no kernel. Screenshots go to ``artifacts/``. The README's own notebooks are tested in
@@ -21,11 +21,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PANELS = {"controls", "queue", "timeline", "tree", "log", "history"}
 
 
-@pytest.fixture(scope="module")
-def server():
-    voila = vk.VoilaServer("tests/browser", "voila-tests-browser.log")
-    yield voila
-    voila.stop()
+@pytest.fixture
+def server(browser_pages):
+    return browser_pages  # one server of tests/browser for the session (tests/conftest.py)
 
 
 @pytest.fixture
