@@ -40,6 +40,7 @@ _KIND_BY_FILE = {
     "test_widgets_browser.py": "browser",
     "test_notebooks_voila.py": "browser",
     "test_timeline_widget_browser.py": "browser",
+    "test_remote_voila.py": "browser",
 }
 
 
