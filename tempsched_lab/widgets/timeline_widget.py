@@ -115,12 +115,15 @@ class TimelineWidget(anywidget.AnyWidget):
         scale: the type scale, ``"default"`` (no text under 12 px) or
             ``"projector"`` (none under 16 px, larger lanes and marks).
 
-    Lanes by task show the tasks with something in the visible time range
-    (pending and running tasks reach now) in order of first appearance; the
-    others fold into one last row (``+ 12 tasks, nothing in view``). While
-    following now, the newest lanes stay in view. **reset** shows the whole
-    run (window 0), follows now and clears the selection; zooming out stops
-    at the run's extent plus a small margin.
+    Lanes by task follow activity: first the tasks running or due in the
+    visible time range (a recurring task keeps its lane while it keeps
+    running), then those with anything else in view, each group in order of
+    first appearance; the others fold into one last row (``+ 12 tasks,
+    nothing in view``). The view opens on the first lane and stays there
+    until lanes are scrolled by hand, so the busy lanes are never scrolled
+    away. **reset** shows the whole run (window 0) from its first lane,
+    follows now and clears the selection; zooming out stops at the run's
+    extent plus a small margin.
 
     Traits synchronised with the page: ``lanes``, ``follow``, ``window``,
     ``view`` (the visible ``[start, end]``, seconds since the origin: the page
