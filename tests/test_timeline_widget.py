@@ -337,7 +337,8 @@ const runs = store.runs.map(r => ({task: r.task, due: r.due, sched: r.sched, sta
 // the view's lane list without a page: which lanes a time range shows, which it folds
 const lanesIn = (v0, v1, now = 0) => {
   const model = { get: k => (k === 'lanes' ? 'task' : k === 'now' ? now : 0) };
-  const view = Object.assign(Object.create(View.prototype), { store, v0, v1, laneCache: null, model });
+  const view = Object.assign(Object.create(View.prototype),
+                             { store, v0, v1, laneCache: null, model });
   const list = view.laneList();
   const shown = [];
   for (let i = 0; i < list.count; i++) shown.push(list.get(i).label);

@@ -387,7 +387,7 @@ FINISHED = ".tsl-timeline-live.tsl-tl"
 
 
 def tl_state(page, selector: str) -> dict[str, float]:
-    raw = page.evaluate(f"sel => ({{...document.querySelector(sel).dataset}})", selector)
+    raw = page.evaluate("sel => ({...document.querySelector(sel).dataset})", selector)
     return {k: float(v) for k, v in raw.items() if re.fullmatch(r"-?[\d.]+(e-?\d+)?", v or "")}
 
 
