@@ -26,6 +26,7 @@ from ._style import (
     ZOOM,
     check_scale,
     projector_toggle,
+    resolve_scale,
     show_scale,
     type_css,
 )
@@ -97,7 +98,8 @@ class Dashboard:
         options: keyword arguments per panel, e.g. ``{"queue": {"max_points": 5}}``.
         teaching: add the *predict the case* panel
             (:class:`~tempsched_lab.widgets.PredictPanel`) beside the tree.
-        scale: the type scale: ``"default"`` (no text under 12 px) or
+        scale: (default: the session's, see ``tempsched_lab.set_scale``)
+            the type scale: ``"default"`` (no text under 12 px) or
             ``"projector"`` (no text under 16 px, in the tables, the
             timeline's canvas and the pictures alike: for a class). The
             **projector** toggle in the page switches it too
@@ -137,12 +139,12 @@ class Dashboard:
         title: str | None = "tempsched_lab dashboard",
         options: dict[str, dict[str, Any]] | None = None,
         teaching: bool = False,
-        scale: str = "default",
+        scale: str | None = None,
     ) -> None:
         names = self._panel_names(panels, teaching)
         if on_page_close not in _PAGE_CLOSE:
             raise ValueError(f"on_page_close={on_page_close!r}: expected one of {_PAGE_CLOSE}")
-        scale = check_scale(scale)
+        scale = resolve_scale(scale)
         if on_page_close == "auto":
             on_page_close = "shutdown" if in_voila() else "pause"
         self.on_page_close: PageClose = on_page_close

@@ -80,7 +80,7 @@ class HistoryPanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
-        scale: str = "default",
+        scale: str | None = None,
         picture: bool | None = None,
         max_points: int = 8,
         figsize: tuple[float, float] | None = None,
