@@ -73,10 +73,29 @@ __all__ = [
     "read_log",
     "replay",
     "replay_snapshot",
+    "set_scale",
     "set_time_style",
     "task_history",
     "time_style",
 ]
+
+
+def set_scale(name: str) -> None:
+    """Make every widget and figure made from now on ``name`` size, beside :func:`set_time_style`.
+
+    ``"default"`` (no text under 12 px) or ``"projector"`` (none under 16 px, for a class at
+    the back of a room). A widget given ``scale=`` keeps its own; the projector toggle of a
+    dashboard still switches it.
+
+    >>> set_scale("projector")
+    >>> from tempsched_lab.plots.style import current_scale
+    >>> current_scale()
+    'projector'
+    >>> set_scale("default")
+    """
+    from .plots.style import set_type_scale  # matplotlib only when a notebook asks for it
+
+    set_type_scale(name)
 
 
 def __getattr__(name: str) -> object:

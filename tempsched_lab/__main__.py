@@ -102,20 +102,31 @@ def build_parser() -> CommandParser:
     serve = sub.add_parser(
         "serve",
         help="serve a notebook as a web page with Voila (on 127.0.0.1; nothing from a CDN)",
+        usage=SERVE_USAGE,
         description=(
             "Serve NOTEBOOK as a web page with Voila (the 'notebooks' extra), on 127.0.0.1,\n"
             "with the project's page template: Voila's own asks a CDN for two icon fonts\n"
             "that no page of ours shows (offline, in a classroom, those requests only fail).\n"
-            "Options after NOTEBOOK go to Voila as they are (--port=8866, --no-browser, ...).\n"
+            "Each cell's output shows as soon as the cell has run (Voila's progressive\n"
+            "rendering), so the first picture does not wait for the last cell.\n"
+            "NOTEBOOK is required; options after it are optional and go to Voila as they\n"
+            "are (--port=8866, --no-browser, ...).\n"
             "Plain `voila NOTEBOOK` serves the same page, with those two requests."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument(
-        "notebook", type=Path, help="the notebook (.ipynb) to serve, or a folder of them"
+        "notebook",
+        type=Path,
+        nargs="?",
+        metavar="NOTEBOOK",
+        help="required: the notebook (.ipynb) to serve, or a folder of them",
     )
     serve.add_argument(
-        "voila_options", nargs=argparse.REMAINDER, help="passed to Voila as they are"
+        "voila_options",
+        nargs=argparse.REMAINDER,
+        metavar="VOILA_OPTION",
+        help="optional: passed to Voila as they are",
     )
     parser.commands["serve"] = serve
     tail = sub.add_parser(
@@ -256,6 +267,10 @@ def tail(args: argparse.Namespace, say: Output) -> int:
     return EXIT_OK
 
 
+#: How ``serve`` is called: what is required and what is optional.
+SERVE_USAGE = "tempsched-lab serve [-h] NOTEBOOK [VOILA_OPTION ...]"
+
+
 def voila_command(notebook: Path, options: list[str]) -> tuple[list[str], dict[str, str]]:
     """The Voila command line and environment that :func:`serve` runs.
 
@@ -275,7 +290,17 @@ def voila_command(notebook: Path, options: list[str]) -> tuple[list[str], dict[s
         if any(o.startswith(("--ip", "--Voila.ip")) for o in options)
         else ["--Voila.ip=127.0.0.1"]
     )
-    command = [sys.executable, "-m", "voila", str(notebook), "--template=tempsched", *ip]
+    # each cell's output is sent as soon as the cell has run: the first picture shows while
+    # later cells (a sweep, a cluster) still run (measured: docs/widgets.md, "Pages paint at
+    # once")
+    progressive = (
+        []
+        if any("progressive_rendering" in o for o in options)
+        else ["--VoilaConfiguration.progressive_rendering=True"]
+    )
+    command = [
+        sys.executable, "-m", "voila", str(notebook), "--template=tempsched", *ip, *progressive
+    ]  # fmt: skip
     return [*command, *options], env
 
 
@@ -284,7 +309,15 @@ def serve(args: argparse.Namespace) -> int:
     import importlib.util
     import subprocess
 
-    notebook: Path = args.notebook
+    notebook: Path | None = args.notebook
+    if notebook is None:
+        print(
+            f"usage: {SERVE_USAGE}\n"
+            "tempsched-lab serve: error: NOTEBOOK is required (a .ipynb file, or a folder of "
+            "them); Voila options after it are optional",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if not notebook.exists():  # a notebook, or a folder of them (Voila lists it)
         print(f"tempsched-lab: error: serve: no notebook at {str(notebook)!r}", file=sys.stderr)
         return EXIT_USAGE

@@ -108,7 +108,7 @@ OUTPUTS = {
     "event-log.parquet": "the log in Parquet (needs pyarrow; said if not)",
     "summary.png": "timeline, queue depth, tree and lateness, one page",
     "timeline.png": "the task timeline",
-    "dashboard.html": "a snapshot of the dashboard (browser, no kernel)",
+    "dashboard.html": "a static snapshot of the dashboard (any browser, offline, no kernel)",
 }
 
 
@@ -160,12 +160,14 @@ def write_outputs(result: DemoResult, out: Path) -> Iterator[Output]:
 
 
 def write_dashboard(result: DemoResult, path: Path) -> Path:
-    """The dashboard of the finished run as a static HTML snapshot (opens without a kernel)."""
+    """The dashboard of the finished run as a plain HTML page: no kernel, no script, no CDN."""
     from .widgets import Dashboard
 
     dashboard = Dashboard(result.scheduler, autostart=False, resync_every=None)
     try:
-        return dashboard.to_html(path, title="tempsched_lab demo")
+        # plainly static: the widget manager would come from a CDN (offline: a static picture
+        # anyway, after a failed request)
+        return dashboard.to_html(path, title="tempsched_lab demo", widgets=False)
     finally:
         dashboard.close()
 

@@ -7,6 +7,7 @@ interpreter) with ``PYTHONPATH`` pointing at this checkout, through real pipes.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -48,7 +49,9 @@ def check_outputs(out: Path) -> None:
     for name in ("summary.png", "timeline.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = (out / "dashboard.html").read_text()
-    assert "application/vnd.jupyter.widget-state+json" in html and "heartbeat" in html
+    # a plain page: nothing fetched, nothing run (before: the widget manager from a CDN)
+    assert "heartbeat" in html and "<script" not in html.lower()
+    assert not re.search(r"(src|href)=[\"']?(https?:)?//", html)
 
 
 def test_virtual_demo_prints_each_step_and_writes_every_output(tmp_path, capsys):
@@ -225,12 +228,29 @@ def test_serve_names_a_missing_notebook(capsys):
     assert "no notebook at 'no/such/notebook.ipynb'" in capsys.readouterr().err
 
 
+def test_serve_without_a_notebook_says_what_is_required_and_what_is_optional(capsys):
+    # before: "the following arguments are required: notebook, voila_options"
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert "usage: tempsched-lab serve [-h] NOTEBOOK [VOILA_OPTION ...]" in err
+    assert "NOTEBOOK is required" in err and "Voila options after it are optional" in err
+    assert "voila_options" not in err
+
+
 def test_serve_runs_voila_with_the_project_template_on_localhost():
     from tempsched_lab.__main__ import voila_command
 
     command, env = voila_command(Path("notebooks/05_live_dashboard.ipynb"), ["--no-browser"])
     assert command[1:3] == ["-m", "voila"] and "--template=tempsched" in command
     assert "--Voila.ip=127.0.0.1" in command and command[-1] == "--no-browser"
+    # each cell's output shows once it has run, unless the user says otherwise
+    assert "--VoilaConfiguration.progressive_rendering=True" in command
+    off = ["--VoilaConfiguration.progressive_rendering=False"]
+    assert voila_command(Path("x.ipynb"), off)[0].count(off[0]) == 1
+    assert (
+        "--VoilaConfiguration.progressive_rendering=True"
+        not in voila_command(Path("x.ipynb"), off)[0]
+    )
     template = Path(env["JUPYTER_PATH"].split(os.pathsep)[0]) / "voila/templates/tempsched"
     assert (template / "index.html.j2").is_file() and (template / "conf.json").is_file()
     # a user's own address wins over the default

@@ -26,7 +26,9 @@ from tempsched_lab.plots._check import (
     raw_epoch_texts,
     small_texts,
     text_overlaps,
+    texts_on_lines,
     texts_outside,
+    texts_outside_boxes,
 )
 from tempsched_lab.plots.catalog import FIGURES, SAMPLES
 
@@ -95,6 +97,49 @@ def test_the_check_finds_small_text_raw_epochs_and_cut_off_text():
     assert [t.text for t in raw_epoch_texts(texts)] == ["due 1796073853.24", "round r449018630"]
     assert [t.text for t in texts_outside(fig, texts)] == ["runs off the right edge"]
     assert len(figure_problems(fig)) == 4
+
+
+def test_the_check_finds_text_under_a_line_and_text_leaving_or_under_its_box():
+    from matplotlib.patches import FancyBboxPatch
+
+    fig = new_figure((4.0, 3.0), layout=None)
+    ax = fig.add_subplot()
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 10)
+    arrow = ax.annotate("", xy=(9, 2), xytext=(1, 2), arrowprops={"arrowstyle": "-|>", "lw": 4})
+    arrow.arrow_patch.set_gid("edge:a")
+    ax.text(5, 2, "on the line", ha="center", va="center", zorder=4)
+    ax.text(5, 4, "beside it", ha="center", va="center")
+    box = FancyBboxPatch((4, 6), 2, 1, boxstyle="round,pad=0.02", gid="box:b", zorder=5)
+    ax.add_patch(box)
+    ax.text(5, 6.5, "far wider than its box", ha="center", va="center", zorder=6)
+    ax.text(3.2, 6.6, "under the box", zorder=4)
+    texts = drawn_texts(fig)
+    assert [(t.text, gid) for t, gid in texts_on_lines(fig, texts)] == [("on the line", "edge:a")]
+    assert sorted((t.text, gid) for t, gid in texts_outside_boxes(fig, texts)) == [
+        ("far wider than its box", "box:b"),
+        ("under the box", "box:b"),
+    ]
+
+
+@pytest.mark.parametrize("scale", ["default", "projector"])
+@pytest.mark.parametrize("size", [(10.0, 7.6)])
+def test_the_decision_tree_keeps_its_labels_off_the_arrows_and_texts_in_their_boxes(scale, size):
+    """Every highlighted case, at the tree's own size, default and projector type.
+
+    Before: the thick arrows of the path ran through their yes/no labels (14 lines through
+    labels on every tree), and in summary.png question texts were wider than their boxes.
+    """
+    from tempsched_lab.decision import Case
+    from tempsched_lab.plots import plot_decision_tree
+    from tempsched_lab.plots.style import type_scale
+
+    with type_scale(scale):
+        for case in [None, *Case]:
+            ax = new_figure(size).add_subplot()
+            plot_decision_tree(case, counts={1: 3, 4: 12, 8: 1}, ax=ax)
+            problems = figure_problems(ax.figure, min_px=12.0 if scale == "default" else 16.0)
+            assert not problems, (scale, size, case, problems)
 
 
 def test_the_check_reads_epoch_tick_labels_as_raw():

@@ -350,3 +350,20 @@ def test_step_both_draws_both_sides_and_then_sends_them_as_one_frame(monkeypatch
         assert "t = 1.000 s" in pair.status.value
         assert "data-t='1.000000'" in dash.queue.table.value
     pair.close()
+
+
+def test_history_names_a_rows_kind_once():
+    """Before: "<b>shutdown</b>: shutdown: stopped (...)" (the kind, then the sentence's own)."""
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    s.schedule(demo_task, at=5.0, label="late")
+    s.shutdown()
+    panel = HistoryPanel(s, picture=False)
+    panel.refresh()
+    last = s.log.next_seq - 1
+    panel.slider.value = last
+    text = panel.info.value
+    assert "<b>shutdown</b>: stopped" in text and "shutdown: shutdown" not in text
+    panel.slider.value = last - 1  # the dropped task's row
+    assert "<b>shutdown</b> — late: task #0 dropped" in panel.info.value
+    panel.close()

@@ -335,18 +335,19 @@ for (const b of batches) {
 const runs = store.runs.map(r => ({task: r.task, due: r.due, sched: r.sched, started: r.started,
   ended: r.ended, evt: r.evt, cancelled: r.cancelled, cas: r.cas}));
 // the view's lane list without a page: which lanes a time range shows, which it folds
-const lanesIn = (v0, v1) => {
-  const model = { get: k => (k === 'lanes' ? 'task' : 0) };
-  const view = { store, v0, v1, laneCache: null, model };
-  const list = View.prototype.laneList.call(view);
+const lanesIn = (v0, v1, now = 0) => {
+  const model = { get: k => (k === 'lanes' ? 'task' : k === 'now' ? now : 0) };
+  const view = Object.assign(Object.create(View.prototype),
+                             { store, v0, v1, laneCache: null, model });
+  const list = view.laneList();
   const shown = [];
   for (let i = 0; i < list.count; i++) shown.push(list.get(i).label);
-  return { count: list.count, folded: list.folded, shown };
+  return { count: list.count, folded: list.folded, busy: list.busy, shown };
 };
 console.log(JSON.stringify({kinds: store.K, n: store.n, next: store.next, runs,
   lanes: store.taskLanes, rejects: store.rejects.length, threads: store.threadLanesNow().length,
   started: store.started, whole: lanesIn(-1, 100), late: lanesIn(50, 60),
-  early: lanesIn(-0.001, 0.001)}));
+  early: lanesIn(-0.001, 0.001), windows: (traits.windows || []).map(w => lanesIn(...w))}));
 """
 
 
@@ -430,6 +431,35 @@ def test_browser_store_builds_the_runs_the_plot_draws(tmp_path):
     at_zero = set(first_rows["task_id"].astype(int))
     shown = {int(x.rsplit("#", 1)[1]) for x in got["early"]["shown"] if "#" in x}
     assert at_zero <= shown
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_browser_lanes_put_what_runs_or_falls_due_in_view_first(tmp_path):
+    """Lanes by activity: a recurring task that keeps running keeps the first lane, ahead of
+    tasks that appeared before it but have only a waiting line in view, and of the many one-shot
+    tasks of later rounds; finished tasks fold. (Before: first-appearance order, so the early
+    far-future task came first and the heartbeat lane was pushed down by each round.)"""
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    s.schedule(demo_task, at=100.0, args=("far",), label="far")  # pending all along, due later
+    s.schedule(demo_task, at=0.5, period=0.5, label="heartbeat")
+    for round_ in range(4):  # rounds of one-shot tasks, each its own lane
+        for i in range(6):
+            s.schedule(demo_task, at=round_ * 10 + 1 + i, args=(round_, i), label=f"r{round_}")
+        clock.run_until(round_ * 10 + 10)
+    frame = s.log.to_frame()
+    traits = {**_store_traits(s), "windows": [[30, 40, 40], [0, 40, 40]]}
+    late, whole = _run_store(tmp_path, frame, traits)["windows"]
+    # the last round's window: the heartbeat first, then round 3's tasks (they ran there)
+    assert late["shown"][0] == "heartbeat #1"
+    assert late["shown"][1:7] == [f"r3 #{n}" for n in range(20, 26)]
+    assert late["busy"] == 7
+    # then the far task: only its waiting line is in view; rounds 0-2 fold into one row
+    assert late["shown"][7] == "far #0"
+    assert late["shown"][8] == "+ 18 tasks, nothing in view" and late["count"] == 9
+    # the whole run: every lane that ran, in order of first appearance, then the waiting one
+    assert whole["shown"][0] == "heartbeat #1" and whole["shown"][-1] == "far #0"
+    assert whole["folded"] == 0 and whole["busy"] == 25
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")

@@ -377,3 +377,84 @@ def test_step_both_shows_both_sides_at_the_same_time(browser, server):
     pg.locator(".tsl-side-by-side").screenshot(path=str(vk.ARTIFACTS / "side-by-side-900.png"))
     vk.check_clean(pg)
     pg.context.close()
+
+
+LABELS_JS = "sel => document.querySelector(sel).__tsl.drawnLabels()"
+LIVE = ".tsl-live.tsl-tl, .tsl-live .tsl-tl"
+FINISHED = ".tsl-timeline-live.tsl-tl"
+
+
+def tl_state(page, selector: str) -> dict[str, float]:
+    raw = page.evaluate("sel => ({...document.querySelector(sel).dataset})", selector)
+    return {k: float(v) for k, v in raw.items() if re.fullmatch(r"-?[\d.]+(e-?\d+)?", v or "")}
+
+
+def test_lanes_follow_activity_live_finished_and_after_reset(browser, server):
+    """Lanes by activity (docs/widgets.md), read from the lane labels drawn on the canvas.
+
+    Live, following a 12 s window: after every round the heartbeat (busy all along) is the
+    first lane drawn, then that round's tasks; the pending far task, with only a waiting line
+    in view, comes after them, and earlier rounds fold. (Before: first-appearance order with
+    the view kept on the newest lanes, so the heartbeat was scrolled away from the second round
+    on.) Finished (notebook 10's surprising row reopened in a dashboard): the view opens at the
+    run's start with every lane from the first; reset after a lane scroll and a zoom shows it so
+    again.
+    """
+    page = vk.new_page(browser, width=1280, height=1600)
+    vk.wait_voila_page(page, server.page_url("busy_lanes.ipynb"), "canvas.tsl-tl-canvas")
+    page.locator(f"{FINISHED} canvas.tsl-tl-canvas").wait_for()
+    for round_ in range(1, 5):
+        if round_ > 1:
+            page.locator("button.tsl-next-round").click()
+        seq = page.wait_for_function(
+            "r => { const e = document.querySelector('.tsl-rounds');"
+            " return e && +e.dataset.rounds === r && e.dataset.seq; }",
+            arg=round_,
+        ).json_value()
+        page.wait_for_function(
+            "([sel, n]) => +document.querySelector(sel).dataset.rows === +n", arg=[LIVE, seq]
+        )
+        labels = page.evaluate(LABELS_JS, LIVE)
+        r = round_ - 1
+        first = 2 + 6 * r
+        assert labels[0] == "heartbeat #1", (round_, labels)
+        assert labels[1:7] == [f"r{r} #{n}" for n in range(first, first + 6)], (round_, labels)
+        assert labels[7] == "far #0", (round_, labels)
+        if r:
+            assert labels[8] == f"+ {6 * r} tasks, nothing in view", (round_, labels)
+        s = tl_state(page, LIVE)
+        assert s["scroll"] == 0 and s["busy"] == 7
+    page.locator(".tsl-live").screenshot(path=str(vk.ARTIFACTS / "timeline-busy-lanes.png"))
+
+    # the finished run: at its start, every lane from the first
+    first_t = float(page.locator(".tsl-finished").get_attribute("data-first"))
+    page.wait_for_function("sel => +document.querySelector(sel).dataset.lanes > 10", arg=FINISHED)
+
+    def opens_at_start() -> None:
+        s = tl_state(page, FINISHED)
+        width = s["view1"] - s["view0"]
+        assert s["view0"] <= first_t <= s["view0"] + 0.08 * width, (s, first_t)
+        assert s["scroll"] == 0
+        labels = page.evaluate(LABELS_JS, FINISHED)
+        assert labels[:3] == ["poisson #0", "poisson #1", "poisson #2"], labels
+        status = page.locator(f"{FINISHED} .tsl-tl-status").inner_text()
+        assert " · lanes 1–" in status, status
+
+    opens_at_start()
+    page.locator(FINISHED).screenshot(path=str(vk.ARTIFACTS / "timeline-finished-run.png"))
+    box = page.locator(f"{FINISHED} canvas.tsl-tl-canvas").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.keyboard.down("Shift")
+    page.mouse.wheel(0, 300)  # scroll the lanes down
+    page.keyboard.up("Shift")
+    page.wait_for_function("sel => +document.querySelector(sel).dataset.scroll > 0", arg=FINISHED)
+    page.mouse.wheel(0, -600)  # and zoom in
+    page.wait_for_function(
+        "sel => { const d = document.querySelector(sel).dataset; return +d.frames > 0; }",
+        arg=FINISHED,
+    )
+    page.locator(f"{FINISHED} button.tsl-tl-reset").click()
+    page.wait_for_function("sel => +document.querySelector(sel).dataset.scroll === 0", arg=FINISHED)
+    opens_at_start()
+    vk.check_clean(page)
+    page.context.close()

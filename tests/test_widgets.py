@@ -705,3 +705,29 @@ def test_the_export_timeline_legend_is_no_wider_than_its_plot():
     FigureCanvasAgg(fig).draw()
     legend = ax.get_legend().get_window_extent()
     assert legend.width <= ax.get_window_extent().width
+
+
+def test_set_scale_makes_every_widget_and_figure_made_afterwards_projector_size():
+    """One call for a whole notebook (issue 34): before, each widget needed scale= of its own."""
+    import tempsched_lab
+    from tempsched_lab.plots import plot_decision_tree
+    from tempsched_lab.plots._check import drawn_texts
+    from tempsched_lab.widgets import HistoryPanel, PredictPanel, TimelineWidget
+
+    s, _ = scenario()
+    tempsched_lab.set_scale("projector")
+    try:
+        made = [Dashboard(s, autostart=False), HistoryPanel(s), PredictPanel(s)]
+        timeline = TimelineWidget(s)
+        assert [w.type_scale for w in made] == ["projector"] * 3
+        assert timeline.type_scale == "projector"
+        assert TimelineWidget(s, scale="default").type_scale == "default"  # its own wins
+        texts = drawn_texts(plot_decision_tree(4).figure)
+        assert min(t.size_px for t in texts) >= 16
+    finally:
+        tempsched_lab.set_scale("default")
+    assert TimelineWidget(s).type_scale == "default"
+    with pytest.raises(ValueError, match="scale='huge'"):
+        tempsched_lab.set_scale("huge")
+    for widget in made:
+        widget.close()

@@ -23,12 +23,18 @@ from .metrics import TIME_METRICS
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DURATION_COLUMNS", "TIME_COLUMNS", "with_units"]
+__all__ = ["DURATION_COLUMNS", "MISSING", "TIME_COLUMNS", "with_units"]
 
-#: Workload columns that are moments: seconds since the clock's start.
-TIME_COLUMNS: frozenset[str] = frozenset({"submit", "due", "cancel_at"})
-#: Workload columns that are durations.
-DURATION_COLUMNS: frozenset[str] = frozenset({"duration", "period"})
+#: Columns that are moments, seconds since the clock's start: a workload's, and an event
+#: log's (a run's log from ``experiment.log(row)``).
+TIME_COLUMNS: frozenset[str] = frozenset({"submit", "due", "cancel_at", "t", "fire_at"})
+#: Columns that are durations: a workload's, and an event log's.
+DURATION_COLUMNS: frozenset[str] = frozenset(
+    {"duration", "period", "lateness", "queue_delay", "wait"}
+)
+#: What a missing value reads as in a shown table: one marker, whatever the column's type
+#: (pandas would print a blank, ``NaN`` or ``<NA>`` depending on it).
+MISSING = ""
 #: The columns of :func:`~.stats.summarize` and :func:`~.stats.compare` that are in the
 #: unit of the measure they summarise (``frame.attrs["metric"]``).
 _IN_METRIC_UNIT = ("mean", "ci_low", "ci_high", "median", "min", "max", "mean_diff")
@@ -46,8 +52,16 @@ def with_units(frame: pd.DataFrame) -> pd.DataFrame:
     statistics of :func:`~.stats.summarize` / :func:`~.stats.compare` of a time
     measure) read as ``632 µs`` / ``4.20 ms`` / ``1.250 s``; a workload's moments
     (``submit``, ``due``, ``cancel_at``) as seconds since the clock's start with
-    four decimals. Missing values read as blanks. The frame is not changed; compute
+    four decimals; so do an event log's (``t``, ``fire_at``, ``lateness``, ...). Missing
+    values read as one marker, a blank, in every column (pandas would print a blank,
+    ``NaN`` or ``<NA>`` depending on the column's type). The frame is not changed; compute
     with it, show the copy (a plain frame: no Jinja2 needed, prints as text too).
+
+    >>> import pandas as pd
+    >>> shown = with_units(pd.DataFrame({"t": [0.017814], "dup_of": pd.array([None], "Int64"),
+    ...                                  "period": [float("nan")], "label": [None]}))
+    >>> shown.iloc[0].tolist()
+    ['0.0178 s', '', '', '']
     """
     formats: dict[str, Any] = {}
     for column in frame.columns:
@@ -60,4 +74,8 @@ def with_units(frame: pd.DataFrame) -> pd.DataFrame:
     shown = frame.copy()
     for column, text in formats.items():
         shown[column] = [text(v) for v in frame[column]]
+    for column in frame.columns:
+        if column not in formats and frame[column].isna().any():
+            values = frame[column].astype(object)
+            shown[column] = values.where(frame[column].notna(), MISSING)
     return shown

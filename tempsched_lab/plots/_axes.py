@@ -85,6 +85,11 @@ def root_figure(ax: Axes) -> Figure:
     return fig
 
 
+#: A figure attribute a page sets while its layout has run once, so that :func:`axes_size_pt`
+#: reads an Axes' real place (see :func:`~tempsched_lab.plots.plot_summary`).
+LAID_OUT = "_tsl_laid_out"
+
+
 def axes_size_pt(ax: Axes) -> tuple[float, float]:
     """Width and height in points of the space ``ax`` will get, estimated before layout.
 
@@ -96,7 +101,8 @@ def axes_size_pt(ax: Axes) -> tuple[float, float]:
     fig = root_figure(ax)
     box = ax.get_position(original=True)  # not shrunk to an equal aspect yet
     width, height = box.width, box.height
-    if isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+    laid_out = getattr(fig, LAID_OUT, False)  # the layout ran: the position is the real one
+    if isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine) and not laid_out:
         pars = fig.subplotpars
         width /= max(pars.right - pars.left, 0.1)
         height /= max(pars.top - pars.bottom, 0.1)

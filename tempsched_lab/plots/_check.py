@@ -1,4 +1,5 @@
-"""Readability checks of a rendered figure: overlapping text, tiny text, raw epoch numbers.
+"""Readability checks of a rendered figure: overlapping text, tiny text, raw epoch numbers,
+text under an arrow's line, text leaving its box.
 
 The figure is drawn once with an Agg canvas while every :class:`~matplotlib.text.Text`
 that actually reaches the renderer is recorded with its bounding box; tick
@@ -13,6 +14,7 @@ big, empty and real-clock logs; ``docs/gallery.py`` runs them on every image.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +26,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.image import imsave
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
@@ -35,7 +38,9 @@ __all__ = [
     "raw_epoch_texts",
     "small_texts",
     "text_overlaps",
+    "texts_on_lines",
     "texts_outside",
+    "texts_outside_boxes",
 ]
 
 #: The smallest text height (font size in pixels) a figure may use at its own dpi: the
@@ -151,6 +156,94 @@ def texts_outside(fig: Figure, texts: list[DrawnText]) -> list[DrawnText]:
     ]
 
 
+def _patches(fig: Figure, kind: type[Patch]) -> list[Patch]:
+    """The visible patches of ``kind`` the figure's axes draw (annotation arrows included)."""
+    found: list[Patch] = []
+    for ax in fig.axes:
+        for artist in [*ax.patches, *ax.texts]:
+            patch = getattr(artist, "arrow_patch", None) if isinstance(artist, Text) else artist
+            if isinstance(patch, kind) and patch.get_visible():
+                found.append(patch)
+    return found
+
+
+def texts_on_lines(fig: Figure, texts: list[DrawnText]) -> list[tuple[DrawnText, str]]:
+    """Texts that an arrow's line (its drawn width included) runs through: ``(text, arrow gid)``.
+
+    Call after :func:`drawn_texts` (the figure is drawn). Each arrow's path is sampled every
+    pixel in display space; a text is hit when a sample, widened by half the line (and the
+    casing of a highlighted path), falls inside its box by more than a pixel.
+    """
+    hits: list[tuple[DrawnText, str]] = []
+    for arrow in _patches(fig, FancyArrowPatch):
+        # the arrow as drawn, in display pixels (its line, then its head), as polylines
+        paths, _ = arrow._get_path_in_displaycoord()  # type: ignore[attr-defined]
+        lines = [line for p in paths for line in p.to_polygons(closed_only=False)]
+        effects = [
+            float(getattr(e, "_gc", {}).get("linewidth", 0)) for e in arrow.get_path_effects()
+        ]
+        half = max([arrow.get_linewidth(), *effects]) * fig.dpi / 72.0 / 2
+        samples = []
+        for verts in lines:
+            for a, b in itertools.pairwise(verts):
+                n = max(2, int(np.hypot(*(b - a))) + 1)
+                samples.append(a + np.linspace(0.0, 1.0, n)[:, None] * (b - a))
+        if not samples:
+            continue
+        points = np.concatenate(samples)
+        clip = arrow.get_clip_box() if arrow.get_clip_on() else None
+        if clip is not None:  # what the clip box hides is not drawn
+            points = points[
+                (points[:, 0] >= clip.x0)
+                & (points[:, 0] <= clip.x1)
+                & (points[:, 1] >= clip.y0)
+                & (points[:, 1] <= clip.y1)
+            ]
+        for text in texts:
+            box = text.bbox
+            inside = (
+                (points[:, 0] > box.x0 - half + _TOLERANCE_PX)
+                & (points[:, 0] < box.x1 + half - _TOLERANCE_PX)
+                & (points[:, 1] > box.y0 - half + _TOLERANCE_PX)
+                & (points[:, 1] < box.y1 + half - _TOLERANCE_PX)
+            )
+            if inside.any():
+                hits.append((text, str(arrow.get_gid() or "an arrow")))
+    return hits
+
+
+def texts_outside_boxes(fig: Figure, texts: list[DrawnText]) -> list[tuple[DrawnText, str]]:
+    """Texts centred in a rounded box (a flowchart's) that reach past its edges, and texts
+    outside a box that the box, drawn above them, partly hides.
+
+    Call after :func:`drawn_texts`. Returns ``(text, box gid)`` pairs.
+    """
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    out: list[tuple[DrawnText, str]] = []
+    for patch in _patches(fig, FancyBboxPatch):
+        box = patch.get_window_extent(renderer)
+        for text in texts:
+            t = text.bbox
+            cx, cy = (t.x0 + t.x1) / 2, (t.y0 + t.y1) / 2
+            if not (box.x0 < cx < box.x1 and box.y0 < cy < box.y1):
+                # a text outside the box that the box, drawn over it, hides in part
+                over = patch.get_zorder() > text.artist.get_zorder()
+                wide = min(t.x1, box.x1) - max(t.x0, box.x0)
+                tall = min(t.y1, box.y1) - max(t.y0, box.y0)
+                if over and wide > _TOLERANCE_PX and tall > _TOLERANCE_PX:
+                    out.append((text, str(patch.get_gid() or "a box")))
+                continue
+            slack = _TOLERANCE_PX
+            if (
+                t.x0 < box.x0 - slack
+                or t.x1 > box.x1 + slack
+                or t.y0 < box.y0 - slack
+                or t.y1 > box.y1 + slack
+            ):
+                out.append((text, str(patch.get_gid() or "a box")))
+    return out
+
+
 def figure_problems(
     fig: Figure, min_px: float = MIN_TEXT_PX, save_to: str | Path | None = None
 ) -> list[str]:
@@ -163,4 +256,6 @@ def figure_problems(
     problems += [f"text under {min_px:g} px: {t!r}" for t in small_texts(texts, min_px)]
     problems += [f"raw clock value: {t!r}" for t in raw_epoch_texts(texts)]
     problems += [f"text cut off at the figure's edge: {t!r}" for t in texts_outside(fig, texts)]
+    problems += [f"a line runs through {t!r} ({gid})" for t, gid in texts_on_lines(fig, texts)]
+    problems += [f"{t!r} crosses the box {gid}" for t, gid in texts_outside_boxes(fig, texts)]
     return problems

@@ -72,6 +72,16 @@ def current_scale() -> str:
     return _SCALE.get() or _DEFAULT[0]
 
 
+def resolve_scale(name: str | None) -> str:
+    """``name`` checked, or the scale in force when ``None`` (what a widget made now uses).
+
+    >>> with type_scale("projector"):
+    ...     resolve_scale(None), resolve_scale("default")
+    ('projector', 'default')
+    """
+    return current_scale() if name is None else check_scale(name)
+
+
 def set_type_scale(name: str) -> None:
     """Use scale ``name`` for every figure drawn from now on (outside a :func:`type_scale`)."""
     _DEFAULT[0] = check_scale(name)

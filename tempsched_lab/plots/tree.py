@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import math
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyBboxPatch, Patch
 from matplotlib.patheffects import Normal, Stroke, withStroke
+from matplotlib.transforms import Affine2D
 
 from ..analysis import case_counts
 from ..decision import TREE, Case, Decision
@@ -22,9 +26,15 @@ from .colors import NEUTRAL, case_color, case_edge, case_label, text_color_on, t
 __all__ = ["plot_decision_tree", "tree_layout"]
 
 Node = tuple[str, Any]  # ("question", key) or ("case", Case)
+# an edge's label: (start, end, "yes"/"no", on the highlighted path)
+_EdgeLabel = tuple[tuple[float, float], tuple[float, float], str, bool]
 
 _Q_WIDTH, _LEAF_WIDTH = 1.3, 0.92  # box widths, in leaf spacings
 _MAX_HEIGHT = 0.72  # the tallest a box may be, in level spacings (the rest: edge and its label)
+#: Room a legend of the cases takes right of the tree, in points ("7 duplicate in queue" and
+#: its colour patch at the scale's small size, with the gaps): reserved when leaves show
+#: numbers only, so the boxes are sized for the space the tree really gets
+_LEGEND_EM = 16.0
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,7 @@ class _Sizes:
 
     q_height: float
     leaf_height: float
+    q_widths: dict[str, float]  # each question's box, in leaf spacings: holds its longest line
     q_chars: int
     leaf_chars: int  # 0: leaves show their number only (too little room for their names)
     explain_chars: int
@@ -50,9 +61,16 @@ def leaf_text(case: Case, chars: int) -> str:
     return "\n".join(_wrap(f"{int(case)} {case.short}", chars)) if chars else str(int(case))
 
 
-def _sizes(ax: Axes, fontsize: float, levels: int, leaves: int, extra_rows: float) -> _Sizes:
-    """Wrap widths from the box widths in points, box heights from the lines they hold."""
+def _sizes(
+    ax: Axes, fontsize: float, levels: int, leaves: int, extra_rows: float, legend_pt: float = 0.0
+) -> _Sizes:
+    """Wrap widths from the box widths in points, box heights from the lines they hold.
+
+    ``legend_pt``: width a legend beside the tree will take from the Axes. Question boxes
+    widen (up to ``_Q_MAX``) until their text fits inside them across and down.
+    """
     width_pt, height_pt = axes_size_pt(ax)
+    width_pt = max(width_pt - legend_pt, 100.0)
     unit_x = width_pt * 0.92 / (leaves - 1 + (_Q_WIDTH + _LEAF_WIDTH) / 2 + 0.2)
     unit_y = max(height_pt - 40.0, 100.0) / (levels - 1 + _MAX_HEIGHT + extra_rows)
     char = 0.64 * fontsize  # bold on the path
@@ -66,9 +84,33 @@ def _sizes(ax: Axes, fontsize: float, levels: int, leaves: int, extra_rows: floa
 
     # "n = 1,234" under each leaf while it fits between two leaves, else the number alone
     count_words = unit_x > 0.64 * (fontsize + 0.5) * (len("n = 99,999") + 1)
-    q_chars = max(8, int(_Q_WIDTH * unit_x / char) - 1)
-    leaf_chars = max(7, int(_LEAF_WIDTH * unit_x / char) - 1)
+    base = max(8, int(_Q_WIDTH * unit_x / char) - 1)
+    room = _question_room()
+
+    def widths(chars: int) -> dict[str, float]:  # each box: its widest line, bold, and a pad
+        return {
+            q.key: max(
+                _Q_WIDTH, (max(_text_pt(t, fontsize) for t in _wrap(q.text, chars)) + 10.0) / unit_x
+            )
+            for q in TREE
+        }
+
+    def fits(chars: int) -> bool:
+        lines = max(len(_wrap(q.text, chars)) for q in TREE)
+        # a fifth of the room kept: the layout may narrow the Axes after the sizes are chosen
+        return lines_fit(lines) and all(w <= 0.8 * room[k] for k, w in widths(chars).items())
+
+    # the narrowest wrapping whose text fits its boxes across (each box may widen into the room
+    # its level leaves it) and down; none: the one that overruns least (a panel too small)
+    def overflow(chars: int) -> tuple[bool, float]:  # too tall first, then the widest overrun
+        lines = max(len(_wrap(q.text, chars)) for q in TREE)
+        return not lines_fit(lines), max(w / room[k] for k, w in widths(chars).items())
+
+    q_chars = next((c for c in range(base, 40) if fits(c)), None)
+    if q_chars is None:
+        q_chars = min(range(base, 40), key=overflow)
     q_lines = max(len(_wrap(q.text, q_chars)) for q in TREE)
+    leaf_chars = max(7, int(_LEAF_WIDTH * unit_x / char) - 1)
     leaf_lines = max(leaf_text(c, leaf_chars).count("\n") + 1 for c in Case)
     too_long = any(len(word) > leaf_chars for c in Case for word in c.short.split())
     if too_long or not lines_fit(leaf_lines):  # no room for names: numbers (the legend has them)
@@ -76,6 +118,7 @@ def _sizes(ax: Axes, fontsize: float, levels: int, leaves: int, extra_rows: floa
     return _Sizes(
         q_height=height(q_lines),
         leaf_height=height(leaf_lines),
+        q_widths=widths(q_chars),
         q_chars=q_chars,
         leaf_chars=leaf_chars,
         explain_chars=max(40, int(width_pt * 0.9 / char)),
@@ -83,6 +126,38 @@ def _sizes(ax: Axes, fontsize: float, levels: int, leaves: int, extra_rows: floa
         line=line / unit_y,
         count_words=count_words,
     )
+
+
+@functools.lru_cache(maxsize=512)
+def _text_pt(text: str, fontsize: float) -> float:
+    """The width of ``text`` in bold at ``fontsize``, in points (as Agg draws it)."""
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    renderer = RendererAgg(10, 10, 72)  # type: ignore[no-untyped-call]
+    width, _, _ = renderer.get_text_width_height_descent(  # type: ignore[no-untyped-call]
+        text, FontProperties(size=fontsize, weight="bold"), ismath=False
+    )
+    return float(width)
+
+
+@functools.lru_cache(maxsize=1)
+def _question_room() -> dict[str, float]:
+    """The widest each question's box may be, in leaf spacings: up to its nearest neighbour
+    on its level (a leaf's box or half another question's room), less a gap."""
+    positions, _ = tree_layout()
+    room = {}
+    for (kind, key), (x, y) in positions.items():
+        if kind != "question":
+            continue
+        limit = 4.0
+        for (other_kind, _), (ox, oy) in positions.items():
+            if oy != y or ox == x:
+                continue
+            half = _LEAF_WIDTH / 2 if other_kind == "case" else abs(ox - x) / 2
+            limit = min(limit, 2 * (abs(ox - x) - half - 0.08))
+        room[str(key)] = limit
+    return room
 
 
 def tree_layout() -> tuple[dict[Node, tuple[float, float]], list[tuple[Node, Node, bool]]]:
@@ -206,7 +281,7 @@ def plot_decision_tree(
     positions, edges = tree_layout()
     size, fontsize = _fit(ax, fontsize, positions, explained=case is not None and explain)
     path = _Path.of(case)
-    _draw_edges(ax, edges, positions, size, path, fontsize)
+    labels = _draw_edges(ax, edges, positions, size, path, fontsize)
     _draw_nodes(ax, positions, size, path, fontsize, count_map)
     bottom = _bottom(positions, size, count_map)
     if case is not None and explain:
@@ -215,6 +290,7 @@ def plot_decision_tree(
         )
     _frame(ax, positions, size, bottom)
     _title(ax, case, count_map, size)
+    _label_edges(ax, labels, fontsize, positions, size)
     return ax
 
 
@@ -230,7 +306,11 @@ def _font_size(fontsize: float | None) -> float:
 def _fit(
     ax: Axes, fontsize: float, positions: dict[Node, tuple[float, float]], *, explained: bool
 ) -> tuple[_Sizes, float]:
-    """Box sizes and wrapping for ``ax``; the floor size when only it lets leaves keep names."""
+    """Box sizes and wrapping for ``ax``; the floor size when only it lets leaves keep names.
+
+    When the leaves show numbers only, a legend of the cases takes room beside the tree:
+    the sizes are made again for the width that is left.
+    """
     levels = 1 - int(min(y for _, y in positions.values()))
     leaves = sum(1 for kind, _ in positions if kind == "case")
     extra = 0.35 + (1.0 if explained else 0.0)
@@ -240,6 +320,8 @@ def _fit(
         smaller = _sizes(ax, floor, levels, leaves, extra)
         if smaller.leaf_chars:
             return smaller, floor
+    if not size.leaf_chars:
+        size = _sizes(ax, fontsize, levels, leaves, extra, legend_pt=_LEGEND_EM * floor)
     return size, fontsize
 
 
@@ -267,9 +349,9 @@ def _draw_edges(
     size: _Sizes,
     path: _Path,
     fontsize: float,
-) -> None:
-    """An arrow from each question to its answers, labelled yes/no; the path's "cased"."""
-    floor = FONT["small"]
+) -> list[_EdgeLabel]:
+    """An arrow from each question to its answers (the path's "cased"); their yes/no labels."""
+    labels: list[_EdgeLabel] = []
     # the path is a "cased" line: the case's colour inside an ink casing, visible on white
     # even for case 7's yellow
     casing = [Stroke(linewidth=7.5, foreground=NEUTRAL["ink"]), Normal()]
@@ -293,21 +375,120 @@ def _draw_edges(
             zorder=3 if on_path else 1,
             gid=f"edge:{parent[1]}:{'yes' if answer else 'no'}" + (":highlighted" * on_path),
         )
-        if on_path and arrow.arrow_patch is not None:
-            arrow.arrow_patch.set_path_effects(casing)
-        mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
-        ax.text(
-            mx,
-            my,
-            "yes" if answer else "no",
+        if arrow.arrow_patch is not None:
+            arrow.arrow_patch.set_gid(arrow.get_gid())
+            if on_path:
+                arrow.arrow_patch.set_path_effects(casing)
+        labels.append((start, end, "yes" if answer else "no", on_path))
+    return labels
+
+
+#: Half the widest line an edge draws (the path's casing), in points.
+_CASING_HALF = 7.5 / 2
+
+
+def _label_edges(
+    ax: Axes,
+    labels: list[_EdgeLabel],
+    fontsize: float,
+    positions: dict[Node, tuple[float, float]],
+    size: _Sizes,
+) -> None:
+    """Each edge's yes/no beside its line (never on it), clear of every box.
+
+    The label sits on the normal that points up (up-left for "yes", up-right for "no": away
+    from the other answer), half its box across that normal plus half the widest line plus a
+    gap from the line, so a thick highlighted arrow never runs under it; along the edge, at
+    the first of a few places where it clears every box and every line (then beside the line
+    at the same height, where a short edge leaves no room across it; then the other side).
+    The place is found when the figure is drawn, in display space, so a layout that resizes
+    the Axes afterwards (a legend, a page) moves it along.
+    """
+    text_size = max(FONT["small"], fontsize - 1.0)
+    corners = []
+    for node, (x, y) in positions.items():
+        w, h = (
+            (size.q_widths[node[1]], size.q_height)
+            if node[0] == "question"
+            else (_LEAF_WIDTH, size.leaf_height)
+        )
+        corners.append(((x - w / 2, y - h / 2), (x + w / 2, y + h / 2)))
+    # the label's box in points: bold glyphs ~0.6 of the size wide, its line, 0.15 of padding
+    label_h = 1.0 * text_size + 0.3 * text_size
+    edges = [(start, end) for start, end, _, _ in labels]
+    for start, end, text, on_path in labels:
+        label_w = 0.6 * text_size * len(text) + 0.3 * text_size
+
+        def place(
+            _renderer: Any,
+            start: tuple[float, float] = start,
+            end: tuple[float, float] = end,
+            label_w: float = label_w,
+        ) -> Affine2D:
+            px = ax.figure.dpi / 72.0
+            boxes = [ax.transData.transform([lo, hi]).ravel() for lo, hi in corners]
+            lines = [ax.transData.transform([a, b]) for a, b in edges]
+            (x0, y0), (x1, y1) = ax.transData.transform(start), ax.transData.transform(end)
+            dx, dy = x1 - x0, y1 - y0
+            length = max(math.hypot(dx, dy), 1e-9)
+            nx, ny = -dy / length, dx / length
+            if ny < 0:
+                nx, ny = -nx, -ny
+            hw, hh = label_w * px / 2, label_h * px / 2
+            margin = (_CASING_HALF + 1.5) * px  # the widest line's half and a gap
+            samples = np.concatenate(
+                [p + np.linspace(0.0, 1.0, 64)[:, None] * (q - p) for p, q in lines]
+            )
+
+            def clear(cx: float, cy: float) -> bool:
+                on_box = any(
+                    cx - hw < b[2] + 2
+                    and cx + hw > b[0] - 2
+                    and cy - hh < b[3] + 2
+                    and cy + hh > b[1] - 2
+                    for b in boxes
+                )
+                near = (np.abs(samples[:, 0] - cx) < hw + margin) & (
+                    np.abs(samples[:, 1] - cy) < hh + margin
+                )
+                return not on_box and not near.any()
+
+            gap = abs(nx) * hw + abs(ny) * hh + margin
+            places = []
+            for side in (1.0, -1.0):  # the outer side first (away from the sibling), then inner
+                for f in _ALONG:  # across the line, then sideways at the same height
+                    for far in (1.0, 1.5):
+                        places.append(
+                            (
+                                x0 + f * dx + side * nx * gap * far,
+                                y0 + f * dy + side * ny * gap * far,
+                            )
+                        )
+                for f in _ALONG:
+                    for shift in (1.0, 1.5, 2.0, 3.0, 4.0):
+                        across = side * math.copysign(1.0, nx) * shift * (hw + margin)
+                        places.append((x0 + f * dx + across, y0 + f * dy))
+            best = next((c for c in places if clear(*c)), places[0])
+            return Affine2D().translate(*best)
+
+        ax.annotate(
+            text,
+            xy=start,
+            xytext=(0.0, 0.0),
+            textcoords=place,
             ha="center",
             va="center",
-            fontsize=max(floor, fontsize - 1.0),
+            fontsize=text_size,
             color=NEUTRAL["ink"],
             fontweight="bold" if on_path else "normal",
             zorder=4,
+            gid=f"answer:{text}",
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"},
         )
+
+
+#: Where along its edge a label may sit (shares of the way from the question), in order.
+_ALONG = (0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2, 0.9)
 
 
 def _box_style(node: Node, size: _Sizes, path: _Path) -> tuple[float, float, str, str, float, str]:
@@ -316,8 +497,15 @@ def _box_style(node: Node, size: _Sizes, path: _Path) -> tuple[float, float, str
     if node[0] == "question":
         if on_path:
             edge = case_edge(path.case) if path.case is not None else path.accent
-            return _Q_WIDTH, size.q_height, "white", edge, 3.0, NEUTRAL["ink"]
-        return _Q_WIDTH, size.q_height, "#F4F4F4", NEUTRAL["line"], 1.0, NEUTRAL["ink"]
+            return size.q_widths[node[1]], size.q_height, "white", edge, 3.0, NEUTRAL["ink"]
+        return (
+            size.q_widths[node[1]],
+            size.q_height,
+            "#F4F4F4",
+            NEUTRAL["line"],
+            1.0,
+            NEUTRAL["ink"],
+        )
     color = case_color(node[1])
     if on_path:
         return _LEAF_WIDTH, size.leaf_height, color, NEUTRAL["ink"], 3.5, text_color_on(color)
@@ -443,9 +631,12 @@ def _frame(
     ax: Axes, positions: dict[Node, tuple[float, float]], size: _Sizes, bottom: float
 ) -> None:
     """The limits that hold every box (and the explanation), no axes drawn."""
-    xs = [p[0] for p in positions.values()]
     ys = [p[1] for p in positions.values()]
-    ax.set_xlim(min(xs) - _Q_WIDTH / 2 - 0.1, max(xs) + _LEAF_WIDTH / 2 + 0.1)
+    half = {n: (size.q_widths[n[1]] if n[0] == "question" else _LEAF_WIDTH) / 2 for n in positions}
+    ax.set_xlim(
+        min(x - half[n] for n, (x, _) in positions.items()) - 0.1,
+        max(x + half[n] for n, (x, _) in positions.items()) + 0.1,
+    )
     ax.set_ylim(bottom, max(ys) + size.q_height / 2 + 0.1)
     ax.set_axis_off()
 

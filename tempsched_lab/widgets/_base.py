@@ -35,7 +35,7 @@ from matplotlib.text import Text
 from ..plots import case_color as plots_case_color
 from ..plots.style import rc_params, type_scale
 from ..timescale import fmt_duration
-from ._style import MIN_PX, ZOOM, check_scale, show_scale, type_css
+from ._style import MIN_PX, ZOOM, check_scale, resolve_scale, show_scale, type_css
 from .scene import LogSource, Scene
 
 if TYPE_CHECKING:
@@ -266,12 +266,12 @@ class Panel:
     widget: W.Box
 
     def __init__(
-        self, scheduler: Scheduler, *, source: LogSource | None = None, scale: str = "default"
+        self, scheduler: Scheduler, *, source: LogSource | None = None, scale: str | None = None
     ) -> None:
         self.scheduler = scheduler
         self.source = source if source is not None else LogSource(scheduler)
         #: the type scale: "default" (text of 12 px and more) or "projector" (16 px and more)
-        self.type_scale = check_scale(scale)
+        self.type_scale = resolve_scale(scale)
         self._lock = threading.RLock()
         self._owned: list[W.Widget] = []
         self._renderers: list[FigureRenderer] = []
@@ -502,9 +502,9 @@ class FigureRenderer:
         dpi: int = DPI,
         *,
         min_text_px: float | None = None,
-        scale: str = "default",
+        scale: str | None = None,
     ) -> None:
-        self.scale = check_scale(scale)
+        self.scale = resolve_scale(scale)
         #: dots per inch at the default type scale; projector type draws the same picture
         #: ``ZOOM`` times denser: every text and mark a third larger, the layout unchanged
         self.base_dpi = float(dpi)

@@ -22,7 +22,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..plots.style import PROJECTOR, SCALES, check_scale
+from ..plots.style import PROJECTOR, SCALES, check_scale, resolve_scale
 
 __all__ = [
     "FIELD_CLASS",
@@ -33,6 +33,7 @@ __all__ = [
     "ZOOM",
     "check_scale",
     "projector_toggle",
+    "resolve_scale",
     "show_scale",
     "type_css",
 ]

@@ -278,7 +278,7 @@ class ControlsPanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
-        scale: str = "default",
+        scale: str | None = None,
         at_lead: float | None = None,
         clock_every: float = 0.25,
     ) -> None:

@@ -26,6 +26,7 @@ from ._style import (
     ZOOM,
     check_scale,
     projector_toggle,
+    resolve_scale,
     show_scale,
     type_css,
 )
@@ -98,7 +99,8 @@ class Dashboard:
         options: keyword arguments per panel, e.g. ``{"queue": {"max_points": 5}}``.
         teaching: add the *predict the case* panel
             (:class:`~tempsched_lab.widgets.PredictPanel`) beside the tree.
-        scale: the type scale: ``"default"`` (no text under 12 px) or
+        scale: (default: the session's, see ``tempsched_lab.set_scale``)
+            the type scale: ``"default"`` (no text under 12 px) or
             ``"projector"`` (no text under 16 px, in the tables, the
             timeline's canvas and the pictures alike: for a class). The
             **projector** toggle in the page switches it too
@@ -138,12 +140,12 @@ class Dashboard:
         title: str | None = "tempsched_lab dashboard",
         options: dict[str, dict[str, Any]] | None = None,
         teaching: bool = False,
-        scale: str = "default",
+        scale: str | None = None,
     ) -> None:
         names = mirror_panels(scheduler, self._panel_names(panels, teaching), panels is not None)
         if on_page_close not in _PAGE_CLOSE:
             raise ValueError(f"on_page_close={on_page_close!r}: expected one of {_PAGE_CLOSE}")
-        scale = check_scale(scale)
+        scale = resolve_scale(scale)
         if on_page_close == "auto":
             on_page_close = "shutdown" if in_voila() else "pause"
         self.on_page_close: PageClose = on_page_close
@@ -329,7 +331,9 @@ class Dashboard:
         return self.widget._repr_mimebundle_(**kwargs)
 
     # -- static export -----------------------------------------------------------------------
-    def to_html(self, path: str | os.PathLike[str], *, title: str | None = None) -> Path:
+    def to_html(
+        self, path: str | os.PathLike[str], *, title: str | None = None, widgets: bool = True
+    ) -> Path:
         """Write a self-contained HTML snapshot of the dashboard; returns the path.
 
         The file embeds the widgets' state (``ipywidgets.embed.embed_minimal_html``),
@@ -337,6 +341,17 @@ class Dashboard:
         (from a CDN) renders the live widget views. A static copy of the same
         content (tables, texts, PNG images inlined) is shown until the widgets
         render, and stays when the page is opened offline.
+
+        ``widgets=False`` writes the static copy alone: a plain page that
+        fetches nothing (no script, no CDN), as ``tempsched-lab demo`` writes.
+
+        >>> from tempsched_lab import Scheduler, VirtualClock
+        >>> import tempfile
+        >>> dash = Dashboard(Scheduler(VirtualClock()), panels=("queue",), autostart=False)
+        >>> page = dash.to_html(Path(tempfile.mkdtemp()) / "d.html", widgets=False)
+        >>> "<script" in page.read_text()
+        False
+        >>> dash.close()
         """
         if self.closed:
             raise RuntimeError("this dashboard is closed")
@@ -348,13 +363,17 @@ class Dashboard:
         # the widgets made for the export are closed after it
         scene = self.refresher.scene or self.source.scene()
         made: list[W.Widget] = []
-        widgets = {n: panel.export_widget(scene, made) for n, panel in self.panels.items()}
-        view = self._layout(widgets) if made else self.widget
+        exported = {n: panel.export_widget(scene, made) for n, panel in self.panels.items()}
+        view = self._layout(exported) if made else self.widget
         view.add_class("tsl-dashboard")
         if self.type_scale == PROJECTOR:
             view.add_class(PROJECTOR_CLASS)
         try:
             fallback = static_html(view)
+            if not widgets:
+                page = _STATIC_PAGE.replace("@TITLE@", html.escape(page_title))
+                path.write_text(page.replace("@STATIC@", fallback), encoding="utf-8")
+                return path
             template = _TEMPLATE.replace("@STATIC@", fallback.replace("{", "{{").replace("}", "}}"))
             embed_minimal_html(
                 str(path),
@@ -366,7 +385,7 @@ class Dashboard:
             )
         finally:
             if view is not self.widget:
-                kept = {id(self.header)} | {id(w) for w in widgets.values() if w not in made}
+                kept = {id(self.header)} | {id(w) for w in exported.values() if w not in made}
                 rows = [w for w in view.children if id(w) not in kept]  # the rows _layout made
                 for widget in [*made, *rows, view]:
                     widget.close()
@@ -433,6 +452,28 @@ def static_html(widget: W.Widget) -> str:
         return f"<div style='display:flex;flex-direction:{direction};gap:6px'>{inner}</div>"
     return ""
 
+
+# A plain page: the static copy alone, nothing fetched (to_html(..., widgets=False)).
+_STATIC_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<title>@TITLE@</title>
+<style>
+body { font-family: sans-serif; margin: 12px; font-size: 14px; }
+#tsl-static { padding: 8px; font-size: 14px; }
+#tsl-static h3 { font-size: 18px; }
+</style>
+</head>
+<body>
+<div id="tsl-static">
+<p style="color:#666"><i>Static snapshot of a tempsched_lab dashboard: a picture of the run,
+no kernel and nothing to click (open the notebooks for the live view).</i></p>
+@STATIC@
+</div>
+</body>
+</html>
+"""
 
 # {title} and {snippet} are filled by embed_minimal_html; @STATIC@ by to_html (braces doubled).
 _TEMPLATE = """<!DOCTYPE html>

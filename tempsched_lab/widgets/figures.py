@@ -79,7 +79,8 @@ class TimelinePanel(Panel):
     Args:
         scheduler: the scheduler to show.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
-        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+        scale: (default: the session's, see ``tempsched_lab.set_scale``)
+            the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
             (16 px and up); :meth:`set_scale` switches it.
         window: seconds shown, ending at now (0: everything). Default: 30 s
             on a real clock, everything on a virtual one.
@@ -113,7 +114,7 @@ class TimelinePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
-        scale: str = "default",
+        scale: str | None = None,
         window: float | None = None,
         lanes: Lanes = "task",
         max_lanes: int = 16,
@@ -479,7 +480,8 @@ class DecisionTreePanel(Panel):
     Args:
         scheduler: the scheduler to show.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
-        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+        scale: (default: the session's, see ``tempsched_lab.set_scale``)
+            the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
             (16 px and up); :meth:`set_scale` switches it.
         picture: draw the tree (about 150 ms of CPU per new decision); with
             ``False`` the panel is its caption alone.
@@ -493,7 +495,7 @@ class DecisionTreePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
-        scale: str = "default",
+        scale: str | None = None,
         picture: bool = True,
         figsize: tuple[float, float] = TREE_FIGSIZE,
     ) -> None:

@@ -80,7 +80,7 @@ class HistoryPanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
-        scale: str = "default",
+        scale: str | None = None,
         picture: bool | None = None,
         max_points: int = 8,
         figsize: tuple[float, float] | None = None,
@@ -286,10 +286,13 @@ def _row_html(row: Any, scale: TimeScale, *, bounded: bool) -> str:
     kind = row_text(row["kind"])
     seq = int(row["seq"])
     label = row_text(row["label"])
+    sentence = describe_row(row, scale)
+    if sentence.startswith(f"{kind}: "):  # "shutdown: shutdown: stopped": the kind once
+        sentence = sentence[len(kind) + 2 :]
     lines = [
         f"<b>Row {seq}</b> ({esc(scale.at(row_float(row['t'])))}): <b>{esc(kind)}</b>"
         + (f" — {esc(label)}" if label else "")
-        + f": {esc(describe_row(row, scale))}."
+        + f": {esc(sentence)}."
     ]
     case = row_int(row["case"])
     if case:

@@ -90,7 +90,7 @@ class LogPanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
-        scale: str = "default",
+        scale: str | None = None,
         rows: int = 12,
         window: int = 5000,
     ) -> None:

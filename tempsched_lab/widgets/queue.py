@@ -164,7 +164,8 @@ class QueuePanel(Panel):
     Args:
         scheduler: the scheduler to show.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource` (dashboards pass one).
-        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+        scale: (default: the session's, see ``tempsched_lab.set_scale``)
+            the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
             (16 px and up); :meth:`set_scale` switches it.
         max_points: how many time points are listed (the rest are counted).
         max_tasks: how many tasks of one time point are listed.
@@ -191,7 +192,7 @@ class QueuePanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
-        scale: str = "default",
+        scale: str | None = None,
         max_points: int = 8,
         max_tasks: int = 6,
         picture: bool | None = None,

@@ -36,7 +36,7 @@ from ..plots.designs import queue_designs
 from ..scenarios import SimulatedWorker, run_simulation
 from ..scheduler import Scheduler
 from ._base import Panel
-from ._style import check_scale, projector_toggle, show_scale
+from ._style import check_scale, projector_toggle, resolve_scale, show_scale
 from .dashboard import Dashboard
 
 __all__ = ["SideBySide"]
@@ -79,7 +79,8 @@ class SideBySide:
         panels: the panels each side shows.
         titles: a heading per side (default: the design and executor).
         autostart: start the dashboards' refreshers.
-        scale: the type scale of every side, ``"default"`` or ``"projector"``
+        scale: (default: the session's, see ``tempsched_lab.set_scale``)
+            the type scale of every side, ``"default"`` or ``"projector"``
             (text of 16 px and more); the **projector** toggle switches it.
 
     The sides stay side by side down to a page about 880 px wide (compact
@@ -98,10 +99,10 @@ class SideBySide:
         panels: Sequence[str] = ("queue", "timeline", "log"),
         titles: Sequence[str] | None = None,
         autostart: bool = True,
-        scale: str = "default",
+        scale: str | None = None,
         **dashboard: Any,
     ) -> None:
-        scale = check_scale(scale)
+        scale = resolve_scale(scale)
         if not callable(scenario):
             raise TypeError(f"scenario={scenario!r}: expected a function of a scheduler")
         executors = list(executors) if executors is not None else []

@@ -130,7 +130,8 @@ class PredictPanel(Panel):
     Args:
         scheduler: the scheduler the requests are made on.
         source: a shared :class:`~tempsched_lab.widgets.scene.LogSource`.
-        scale: the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
+        scale: (default: the session's, see ``tempsched_lab.set_scale``)
+            the type scale, ``"default"`` (text of 12 px and up) or ``"projector"``
             (16 px and up); :meth:`set_scale` switches it.
         seed: seed of the random choice of cases (the same lesson twice).
 
@@ -146,7 +147,7 @@ class PredictPanel(Panel):
         scheduler: Scheduler,
         *,
         source: LogSource | None = None,
-        scale: str = "default",
+        scale: str | None = None,
         seed: int | None = 0,
     ) -> None:
         super().__init__(scheduler, source=source, scale=scale)

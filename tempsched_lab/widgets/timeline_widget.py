@@ -50,7 +50,7 @@ from ..rowkinds import Kind
 from ..schema import KINDS
 from ..sentences import describe_row
 from ..timescale import fmt_duration
-from ._style import check_scale
+from ._style import check_scale, resolve_scale
 from .timeline_feed import FLAGS, NO_LANE, TimelineFeed
 
 if TYPE_CHECKING:
@@ -112,15 +112,19 @@ class TimelineWidget(anywidget.AnyWidget):
         height: the most the canvas may grow to, in CSS pixels: it fits its
             lanes (26 px each, 34 px in projector type) up to this height,
             then scrolls them.
-        scale: the type scale, ``"default"`` (no text under 12 px) or
+        scale: (default: the session's, see ``tempsched_lab.set_scale``)
+            the type scale, ``"default"`` (no text under 12 px) or
             ``"projector"`` (none under 16 px, larger lanes and marks).
 
-    Lanes by task show the tasks with something in the visible time range
-    (pending and running tasks reach now) in order of first appearance; the
-    others fold into one last row (``+ 12 tasks, nothing in view``). While
-    following now, the newest lanes stay in view. **reset** shows the whole
-    run (window 0), follows now and clears the selection; zooming out stops
-    at the run's extent plus a small margin.
+    Lanes by task follow activity: first the tasks running or due in the
+    visible time range (a recurring task keeps its lane while it keeps
+    running), then those with anything else in view, each group in order of
+    first appearance; the others fold into one last row (``+ 12 tasks,
+    nothing in view``). The view opens on the first lane and stays there
+    until lanes are scrolled by hand, so the busy lanes are never scrolled
+    away. **reset** shows the whole run (window 0) from its first lane,
+    follows now and clears the selection; zooming out stops at the run's
+    extent plus a small margin.
 
     Traits synchronised with the page: ``lanes``, ``follow``, ``window``,
     ``view`` (the visible ``[start, end]``, seconds since the origin: the page
@@ -164,7 +168,7 @@ class TimelineWidget(anywidget.AnyWidget):
         window: float = 0.0,
         follow: bool = True,
         height: int = 340,
-        scale: str = "default",
+        scale: str | None = None,
         **kwargs: Any,
     ) -> None:
         if lanes not in ("task", "thread"):
@@ -173,7 +177,7 @@ class TimelineWidget(anywidget.AnyWidget):
             raise ValueError(f"window={window!r}: expected seconds >= 0 (0: the whole run)")
         if isinstance(height, bool) or not isinstance(height, int) or height < 120:
             raise ValueError(f"height={height!r}: expected an int of at least 120 (pixels)")
-        type_scale = check_scale(scale)
+        type_scale = resolve_scale(scale)
         time_scale = scheduler.time_scale
         super().__init__(
             lanes=lanes,

@@ -232,8 +232,11 @@ def _link(
     dashed: bool,
     bend: float,
 ) -> None:
-    """A thin curved arrow ``start`` -> ``end`` (a duplicate to its task, a slot to its run)."""
-    ax.annotate(
+    """A thin curved arrow ``start`` -> ``end`` (a duplicate to its task, a slot to its run).
+
+    Clipped to the plot: an arc from the top lane would otherwise cross the note above it.
+    """
+    link = ax.annotate(
         "",
         xy=end,
         xytext=start,
@@ -249,6 +252,9 @@ def _link(
             "connectionstyle": f"arc3,rad={bend}",
         },
     )
+    if link.arrow_patch is not None:
+        link.arrow_patch.set_clip_box(ax.bbox)
+        link.arrow_patch.set_clip_on(True)
 
 
 def _late_periodic_runs(

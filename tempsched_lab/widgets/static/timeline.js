@@ -381,7 +381,7 @@ class View {
     this.applyScale();
     this.v0 = 0; this.v1 = 1; // the visible time range (seconds since origin)
     this.scroll = 0; // first lane shown
-    this.stick = true; // following now also follows the newest lanes (until lanes are scrolled by hand)
+    this.stick = true; // the view shows the first lanes (the busy ones) until lanes are scrolled by hand
     this.fontMin = Infinity; // the smallest text drawn in the last frame (px), for tests
     this.laneCache = null;
     this.pending = false;
@@ -447,7 +447,7 @@ class View {
     [this.v0, this.v1] = this.extent();
   }
 
-  // Reset: the whole run, following now, no task selected, the newest lanes in view.
+  // Reset: the whole run, following now, no task selected, from the first lane.
   reset() {
     const m = this.model;
     m.set('window', 0); m.set('follow', true); m.set('selected', -1);
@@ -494,8 +494,8 @@ class View {
       if (m.get('follow')) { this.stick = true; this.sendView(true); }
     };
     this.resetBtn.onclick = () => this.reset();
-    this.taskBtn.onclick = () => { m.set('lanes', 'task'); this.scroll = 0; m.save_changes(); };
-    this.threadBtn.onclick = () => { m.set('lanes', 'thread'); this.scroll = 0; m.save_changes(); };
+    this.taskBtn.onclick = () => { m.set('lanes', 'task'); this.scroll = 0; this.stick = true; m.save_changes(); };
+    this.threadBtn.onclick = () => { m.set('lanes', 'thread'); this.scroll = 0; this.stick = true; m.save_changes(); };
     c.addEventListener('wheel', e => this.onWheel(e), { passive: false });
     c.addEventListener('pointerdown', e => this.onDown(e));
     c.addEventListener('pointermove', e => this.onMove(e));
@@ -556,35 +556,40 @@ class View {
   t(x) { return this.v0 + (x - this.g.gutter) / (this.plotX1() - this.g.gutter) * (this.v1 - this.v0); }
   lanesOnScreen() { return Math.max(1, Math.floor((this.height - this.g.axis) / this.g.lane)); }
 
-  // The lanes of the current view: [{label, info}]. By task: the tasks with something in the
-  // visible time range (pending and running ones reach now), in order of first appearance,
-  // after a "rejected requests" row when a rejection is in view; every other task is folded
-  // into one last row ("+ 12 tasks with nothing in view"), so no lane on screen is empty.
+  // The lanes of the current view: [{label, info}]. By task, lanes follow activity (the rule
+  // of docs/widgets.md, "Lanes by activity"): a "rejected requests" row when a rejection is in
+  // view; then the busy tasks, those running in the visible time range or due in it (a pending
+  // run that is overdue counts: it is waiting to run), so a recurring task keeps its lane while
+  // it keeps running; then the tasks with anything else in view; each group in order of first
+  // appearance, so a lane does not jump while it stays in its group. Every other task is folded
+  // into one last row ("+ 12 tasks, nothing in view"), so no lane on screen is empty.
   laneList() {
     const s = this.store, m = this.model;
     if (m.get('lanes') === 'thread') {
       const ids = s.threadLanesNow();
-      return { rejectRow: false, count: ids.length, folded: 0,
+      return { rejectRow: false, count: ids.length, folded: 0, busy: ids.length,
                get: i => ({ label: s.laneNames[ids[i]] || ('lane ' + ids[i]), info: s.threadInfo.get(ids[i]) }) };
     }
-    const key = s.rowsApplied + '|' + s.first + '|' + this.v0 + '|' + this.v1 + '|' + s.taskLanes.length;
+    const key = s.rowsApplied + '|' + s.first + '|' + this.v0 + '|' + this.v1 + '|' + s.taskLanes.length + '|' + m.get('now');
     let c = this.laneCache;
     if (!c || c.key !== key || c.store !== s) {
-      const v0 = this.v0, v1 = this.v1, active = [];
+      const v0 = this.v0, v1 = this.v1, busy = [], quiet = [];
       for (const id of s.taskLanes) {
         const info = s.taskInfo.get(id);
-        if (info.tFirst <= v1 && (info.open.size > 0 || info.tLast >= v0)) active.push(id);
+        if (!(info.tFirst <= v1 && (info.open.size > 0 || info.tLast >= v0))) continue;
+        (this.busyIn(info, v0, v1) ? busy : quiet).push(id);
       }
       let rejectRow = false; // rejections are logged in time order: a binary search finds one in view
       const rj = s.rejects;
       let lo = 0, hi = rj.length;
       while (lo < hi) { const mid = (lo + hi) >> 1; if (s.t[rj[mid]] < v0) lo = mid + 1; else hi = mid; }
       if (lo < rj.length && s.t[rj[lo]] <= v1) rejectRow = true;
-      c = this.laneCache = { key, store: s, active, rejectRow, folded: s.taskLanes.length - active.length };
+      const active = busy.concat(quiet);
+      c = this.laneCache = { key, store: s, active, busy: busy.length, rejectRow, folded: s.taskLanes.length - active.length };
     }
     const { active, rejectRow, folded } = c;
     const top = rejectRow ? 1 : 0;
-    return { rejectRow, folded, count: top + active.length + (folded ? 1 : 0),
+    return { rejectRow, folded, busy: c.busy, count: top + active.length + (folded ? 1 : 0),
              get: i => {
                if (rejectRow && i === 0) return { label: 'rejected requests', info: null, kind: 'reject' };
                if (i - top >= active.length) {
@@ -594,9 +599,31 @@ class View {
                const info = s.taskInfo.get(id);
                const run = info.runs[0];
                const name = run ? s.labels[run.label] : undefined;
-               return { label: (name ? name + ' ' : '') + '#' + id, info };
+               return { label: (name ? name + ' ' : '') + '#' + id, info, busy: i - top < c.busy };
              } };
   }
+
+  // Is a task busy in [v0, v1]: a run of it running there (its bar overlaps the range) or due
+  // there, or a pending run overdue by then (waiting for its executor)?
+  busyIn(info, v0, v1) {
+    const now = this.model.get('now');
+    for (const r of info.open) { // pending or running: these reach now
+      const start = Number.isFinite(r.started) ? r.started : r.evt;
+      if (Number.isFinite(start)) { if (start <= v1 && now >= v0) return true; continue; }
+      if (Number.isFinite(r.due) && r.due <= v1 && Math.max(r.due, now) >= v0) return true;
+    }
+    for (const r of this.visibleRuns(info, false, v0, v1)) {
+      if (Number.isFinite(r.due) && r.due >= v0 && r.due <= v1) return true;
+      const start = Number.isFinite(r.started) ? r.started : r.evt;
+      if (!Number.isFinite(start) || start > v1) continue;
+      const end = runEnd(r);
+      if (!Number.isFinite(end) || end >= v0) return true;
+    }
+    return false;
+  }
+
+  // The lane labels drawn in the last frame, top to bottom, as the user reads them (for tests).
+  drawnLabels() { return (this.rows || []).map(row => row.lane.label); }
 
   // The row of task `id` on screen: its y (px from the canvas top), or null (for tests).
   laneY(id) {
@@ -606,20 +633,21 @@ class View {
 
   clampScroll(lanes) {
     const most = Math.max(0, lanes.count - this.lanesOnScreen());
-    // following now, the newest lanes stay in view (the last ones): a new task shows at once
-    if (this.stick && this.model.get('follow')) this.scroll = most;
+    // until lanes are scrolled by hand, the first lane shows: the busy lanes come first, so
+    // following now never scrolls them away, and a new task that runs or falls due shows at once
+    if (this.stick) this.scroll = 0;
     this.scroll = Math.max(0, Math.min(most, this.scroll));
   }
 
   // Runs of a lane that may show in [v0, v1]: binary search on the first time of each run.
-  visibleRuns(info, thread) {
+  visibleRuns(info, thread, v0 = this.v0, v1 = this.v1) {
     const runs = info.runs;
     const key = thread ? (r => (Number.isFinite(r.started) ? r.started : r.evt)) : (r => r.t0);
-    const from = this.v0 - info.span;
+    const from = v0 - info.span;
     let lo = 0, hi = runs.length;
     while (lo < hi) { const mid = (lo + hi) >> 1; if (key(runs[mid]) < from) lo = mid + 1; else hi = mid; }
     let end = runs.length; // the first run starting after v1, by binary search as well
-    for (let a = lo; a < end;) { const mid = (a + end) >> 1; if (key(runs[mid]) <= this.v1) a = mid + 1; else end = mid; }
+    for (let a = lo; a < end;) { const mid = (a + end) >> 1; if (key(runs[mid]) <= v1) a = mid + 1; else end = mid; }
     const out = runs.slice(lo, end);
     for (const r of info.open) if (key(r) < from) out.push(r); // open runs reach now
     return out;
@@ -702,6 +730,7 @@ class View {
     el.dataset.runs = String(s.runs.length);
     el.dataset.started = String(s.started);
     el.dataset.folded = String(lanes.folded);
+    el.dataset.busy = String(lanes.busy);
     el.dataset.fontmin = String(this.fontMin);
     el.dataset.height = String(this.height);
     el.dataset.now = String(now);
