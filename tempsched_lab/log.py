@@ -28,9 +28,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .compactor import compact_later
+from . import compactor
 from .schema import COLUMNS, COMMON, DERIVED, KIND_CODE, KINDS, LAYOUTS, ORIGINS, STORES
 from .subscriptions import Subscription
 from .timescale import ORIGIN_ATTR
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from .audit import AuditReport
     from .logframe import Compact
 
-__all__ = ["EventLog", "LogWriter", "Subscription", "read_log", "row_dict"]
+__all__ = ["EventLog", "HeldRows", "LogWriter", "Subscription", "read_log", "row_dict"]
 
 Row = tuple[Any, ...]
 #: Rows per chunk of an unbounded log: compacted (and spilled) a chunk at a time.
@@ -49,7 +49,21 @@ CHUNK = 65_536
 #: Chunks of a spilled log that may wait unwritten before the recording thread writes one
 #: itself (the default ``spill_backlog`` is this many times ``spill_rows``).
 BACKLOG_CHUNKS = 4
+#: Chunks of a log that may wait for the compactor thread before the recording thread
+#: compacts the oldest itself (see :meth:`EventLog._catch_up`).
+COMPACT_BACKLOG = 4
 logger = logging.getLogger("tempsched_lab")
+
+
+class HeldRows(NamedTuple):
+    """What :meth:`EventLog.held_rows` read in one step."""
+
+    #: the oldest ``seq`` memory held then (rows before it: on disk, or dropped)
+    first_seq: int
+    #: the ``seq`` the next row was to get (rows from it on did not exist yet)
+    next_seq: int
+    #: the rows asked for that memory held, oldest first, as :func:`row_dict` dicts
+    rows: list[dict[str, Any]]
 
 
 def _nowhere(row: Row) -> None:
@@ -92,7 +106,7 @@ class _Chunk:
     only then may a bounded log drop it from memory.
     """
 
-    __slots__ = ("compact", "first", "rows", "spill", "spilled")
+    __slots__ = ("__weakref__", "compact", "dropped", "first", "rows", "spill", "spilled")
 
     def __init__(self, first: int, rows: list[Row], spill: _Spill | None = None) -> None:
         self.first = first
@@ -100,12 +114,20 @@ class _Chunk:
         self.compact: Compact | None = None
         self.spill = spill
         self.spilled = spill is None
+        #: dropped from a bounded log: never compacted (a reader's view may still hold it)
+        self.dropped = False
 
     def finish(self) -> None:
         """Compact, then write what the spill has waiting (the compactor thread calls this)."""
+        if self.dropped:
+            return
         self.compacted()
         if self.spill is not None:
             self.spill.drain(report=True)
+
+    def pending(self) -> bool:
+        """Whether :meth:`finish` has work left (for the compactor's sweep of its queue)."""
+        return not self.dropped and (self.compact is None or not self.spilled)
 
     def __len__(self) -> int:
         rows = self.rows
@@ -317,6 +339,26 @@ def row_dict(seq: int, row: Row) -> dict[str, Any]:
     return out
 
 
+def _check_interval(value: Any, spill: Any) -> float | None:
+    """``spill_interval`` as seconds, or a ValueError naming it."""
+    if value is None:
+        return None
+    if spill is None:
+        raise ValueError(
+            f"spill_interval={value!r}: needs a spill directory "
+            "(EventLog(spill=...), Scheduler(log_spill=...))"
+        )
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0.01 <= value <= 86_400
+    ):
+        raise ValueError(
+            f"spill_interval={value!r}: expected seconds (a number from 0.01 to 86400) or None"
+        )
+    return float(value)
+
+
 _BLANK: dict[str, Any] = {
     c.name: (math.nan if STORES[c.store].numpy == "float64" else STORES[c.store].missing)
     for c in COLUMNS
@@ -351,6 +393,20 @@ class EventLog:
             waiting chunk itself, with the scheduler's lock held, so a flood of
             rows slows down to what the disk takes instead of filling the memory.
             While writes fail, rows pile up in memory instead (never lost).
+        spill_interval: the longest, in seconds of real time (whatever the
+            scheduler's clock), a row may wait in memory before its segment is
+            written: a quiet log's partial tail is sealed and written within about
+            this time (plus the write) instead of once ``spill_rows`` rows came.
+            ``None`` (default): only full chunks, :meth:`flush` and the shutdown
+            write. The log's background thread does it (nothing is added to the
+            recording of a row); each such write is a segment of its own.
+
+    >>> import tempfile
+    >>> log = EventLog(spill=tempfile.mkdtemp(), spill_interval=2.0)
+    >>> log.spill_interval
+    2.0
+    >>> log.close_spill()
+    True
     """
 
     def __init__(
@@ -363,11 +419,13 @@ class EventLog:
         spill: str | os.PathLike[str] | None = None,
         spill_rows: int = 16_384,
         spill_backlog: int | None = None,
+        spill_interval: float | None = None,
     ) -> None:
         if max_rows is not None and (
             isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
         ):
             raise ValueError(f"max_rows={max_rows!r}: expected a positive integer or None")
+        spill_interval = _check_interval(spill_interval, spill)  # (before the directory is made)
         self.enabled = enabled
         self.max_rows = max_rows
         #: The clock value shown as ``0.000 s`` (see :mod:`tempsched_lab.timescale`).
@@ -392,7 +450,13 @@ class EventLog:
                 )
             self._spill = _Spill(spill, self.time_origin, spill_backlog)
             self._chunk_size = spill_rows
+        #: the longest a row waits in memory unwritten (s), or ``None`` (see the arguments)
+        self.spill_interval: float | None = spill_interval
+        #: the tail's first seq as the last tick saw it (-1: the tail was empty)
+        self._aged = -1
         self._chunks: list[_Chunk] = []
+        #: sealed chunks not known to be compacted yet, oldest first (see _catch_up)
+        self._compacting: collections.deque[_Chunk] = collections.deque()
         self._rows: list[Row] = []
         self._first = 0  # seq of the first stored row
         self._tail_first = 0  # seq of the tail's first row (the next row's: + len(_rows))
@@ -406,6 +470,9 @@ class EventLog:
         self._renew_writer()
         #: exceptions raised by taps (each removed when it raised)
         self.tap_errors: list[BaseException] = []
+        if spill_interval is not None:
+            # two ticks per interval: a row is sealed at the second tick that sees it
+            compactor.every(self, spill_interval / 2)
 
     # -- reading --------------------------------------------------------------------
     @property
@@ -427,6 +494,42 @@ class EventLog:
         """The ``seq`` the next row will get (total rows ever recorded)."""
         return self._seq
 
+    @property
+    def first_seq(self) -> int:
+        """The ``seq`` of the oldest row still in memory (what :meth:`rows`, :meth:`to_frame`
+        and :meth:`held_rows` can give); older rows were dropped by ``max_rows`` (with a
+        spill directory they are on disk: :meth:`history`, ``read_log(directory)``).
+
+        >>> log = EventLog()
+        >>> log.first_seq, log.next_seq
+        (0, 0)
+        """
+        with self._lock:
+            return self._seq - len(self)
+
+    def held_rows(self, start: int = 0, stop: int | None = None) -> HeldRows:
+        """The rows with ``start <= seq < stop`` that memory still holds, with the bounds
+        of what it held at that instant, read in one step (for a reader that resumes from
+        a ``seq``: rows before ``first_seq`` must come from the spill directory, or are
+        gone).
+
+        >>> from tempsched_lab import Scheduler, VirtualClock
+        >>> s = Scheduler(VirtualClock(), max_log_rows=1024)
+        >>> for i in range(3000):
+        ...     _ = s.schedule(print, delay=1 + i)
+        >>> held = s.log.held_rows(100, 2050)
+        >>> held.first_seq, held.next_seq, held.rows[0]["seq"], held.rows[-1]["seq"]
+        (1976, 3000, 1976, 2049)
+        """
+        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+            raise ValueError(f"start={start!r}: expected a seq (an int >= 0)")
+        if stop is not None and (isinstance(stop, bool) or not isinstance(stop, int)):
+            raise ValueError(f"stop={stop!r}: expected a seq (an int) or None")
+        lowest, view = self._view(start, stop, held=False)
+        kept, first = self._tuples_of(*view)
+        rows = [row_dict(first + i, r) for i, r in enumerate(kept)]
+        return HeldRows(lowest, view[2] + len(view[1]), rows)
+
     def _parts(
         self, start: int | None, stop: int | None, *, held: bool = False
     ) -> tuple[list[_Chunk], list[Row], int, int, int]:
@@ -436,6 +539,12 @@ class EventLog:
         spill keeps until they are on disk (readers of a bounded log see only the newest
         ``max_rows``).
         """
+        return self._view(start, stop, held=held)[1]
+
+    def _view(
+        self, start: int | None, stop: int | None, *, held: bool
+    ) -> tuple[int, tuple[list[_Chunk], list[Row], int, int, int]]:
+        """:meth:`_parts`, with the lowest seq readable at that instant."""
         with self._lock:
             chunks = list(self._chunks)
             tail = self._rows[:]
@@ -444,10 +553,15 @@ class EventLog:
         end = tail_first + len(tail)
         lo = lowest if start is None else min(max(lowest, start), end)
         hi = end if stop is None else min(end, stop)
-        return chunks, tail, tail_first, lo, max(lo, hi)
+        return lowest, (chunks, tail, tail_first, lo, max(lo, hi))
 
     def _tuples(self, start: int | None = None, stop: int | None = None) -> tuple[list[Row], int]:
-        chunks, tail, tail_first, lo, hi = self._parts(start, stop)
+        return self._tuples_of(*self._parts(start, stop))
+
+    @staticmethod
+    def _tuples_of(
+        chunks: list[_Chunk], tail: list[Row], tail_first: int, lo: int, hi: int
+    ) -> tuple[list[Row], int]:
         out: list[Row] = []
         for chunk in chunks:
             if chunk.first + len(chunk) <= lo or chunk.first >= hi:
@@ -637,7 +751,26 @@ class EventLog:
                 # scheduler keeps going, and the rows wait in memory.
                 spill.drain(spill.backlog)
                 self._trim()
-        compact_later(chunk)
+        compactor.compact_later(chunk)
+        backlog = self._compacting
+        backlog.append(chunk)
+        if len(backlog) > COMPACT_BACKLOG:
+            self._catch_up()
+
+    def _catch_up(self) -> None:
+        """More than :data:`COMPACT_BACKLOG` chunks wait for the compactor thread (starved of
+        the GIL by a busy process, it can fall behind without bound): compact the oldest here,
+        holding the scheduler's lock, as spilling writes a segment itself past its backlog.
+
+        The same work the thread would do, done now: memory stays about what the log holds
+        (compacted), whatever the thread's pace. Not once the interpreter is exiting.
+        """
+        self._prune()
+        if compactor.parked():
+            return
+        backlog = self._compacting
+        while len(backlog) > COMPACT_BACKLOG:
+            backlog.popleft().compacted()
 
     def _trim(self) -> None:
         """Drop the oldest chunks beyond ``max_rows`` (only once they are on disk, if spilling)."""
@@ -647,7 +780,37 @@ class EventLog:
         chunks = self._chunks
         while chunks and chunks[0].spilled and stored - len(chunks[0]) >= self.max_rows:
             stored -= len(chunks[0])
-            self._first += len(chunks.pop(0))
+            chunk = chunks.pop(0)
+            chunk.dropped = True  # never compacted now (the compactor holds it weakly)
+            self._first += len(chunk)
+            self._prune()
+
+    def _prune(self) -> None:
+        """Forget the oldest chunks of the compaction backlog that are compacted or dropped
+        (both happen oldest first): a dropped chunk is then referenced by nothing here."""
+        backlog = self._compacting
+        while backlog and (backlog[0].dropped or backlog[0].compact is not None):
+            backlog.popleft()
+
+    def tick(self) -> None:
+        """The time-bounded flush (``spill_interval``), every half interval on the log's
+        background thread: seal the partial tail if it was already there at the previous
+        tick, so that its segment is written next; a row waits at most two ticks.
+
+        Comparing the tail's first ``seq`` with the last tick's costs the recording of a
+        row nothing: no clock is read per row.
+        """
+        with self._lock:
+            spill = self._spill
+            if spill is None or spill.refused is not None or spill.writer.closed:
+                return
+            if not self._rows:
+                self._aged = -1
+            elif self._aged != self._tail_first:
+                self._aged = self._tail_first  # first seen now: sealed at the next tick
+            else:
+                self._aged = -1
+                self._seal()
 
     # -- spilling ------------------------------------------------------------------------
     @property
@@ -678,15 +841,15 @@ class EventLog:
         Returns True once they are all on disk. Returns False if a segment could
         not be written (:attr:`spill_error` says why; the rows stay in memory and
         the next flush tries again) or ``timeout`` seconds passed first. Without a
-        spill directory, it only waits for the compaction of sealed chunks.
+        spill directory, it only waits for the compaction of full chunks: the
+        partial tail stays as it is (sealing it would leave a chunk per call in a
+        loop that flushes after each row).
         """
-        from .compactor import wait_compacted
-
+        if self._spill is None:  # the tail stays: sealing it would make a chunk per flush
+            return compactor.wait_compacted(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             self._seal()
-        if self._spill is None:
-            return wait_compacted(timeout)
         ok = self._spill.drain(report=True, deadline=deadline)
         with self._lock:
             self._trim()
@@ -704,6 +867,7 @@ class EventLog:
         """
         if self._spill is None:
             return True
+        compactor.every(self, None)
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             self._seal()

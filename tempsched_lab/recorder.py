@@ -163,7 +163,7 @@ RecorderFactory = Callable[["EventLog", TimerQueue], StepRecorder]
 class Recorder:
     """Writes one scheduler's event log: one method per kind of step."""
 
-    __slots__ = ("_fire", "_index", "_local", "_queue", "_wall", "_writer", "log")
+    __slots__ = ("_fire", "_index", "_local", "_queue", "_stopped", "_wall", "_writer", "log")
 
     def __init__(self, log: EventLog, queue: TimerQueue) -> None:
         self.log = log
@@ -174,6 +174,8 @@ class Recorder:
         self._wall = time.time
         overridden = type(queue).fire_time is not TimerQueue.fire_time
         self._fire = queue.fire_time if overridden else None  # (a wheel rounds times up)
+        #: the ``stopped`` row was written: requests (cancel, reject) write no row after it
+        self._stopped = False
 
     def _thread(self) -> str:
         """The name of the calling thread, read once per thread. The hottest rows (schedule,
@@ -255,7 +257,10 @@ class Recorder:
         origin: int,
         reason: str,
     ) -> None:
-        """A request rejected: case 1 (in the past), or invalid input (``case`` 0)."""
+        """A request rejected: case 1 (in the past), or invalid input (``case`` 0); no row
+        once the scheduler stopped (see :meth:`stopped`)."""
+        if self._stopped:
+            return
         queue = self._queue
         self._write(
             (
@@ -435,7 +440,10 @@ class Recorder:
         task: Task | None,
         head_before: float | None,
     ) -> None:
-        """A cancel request and what it did."""
+        """A cancel request and what it did; no row once the scheduler stopped (see
+        :meth:`stopped`)."""
+        if self._stopped:
+            return
         queue = self._queue
         self._write(
             (
@@ -460,8 +468,13 @@ class Recorder:
         self._shutdown_row(now, task.id, "dropped", task.due, task.label, detail)
 
     def stopped(self, now: float, detail: str) -> None:
-        """The scheduler stopped (the last row of a closed scheduler's log)."""
+        """The scheduler stopped: the last row of a request. After it the log gets only the
+        ends of runs that were in flight (``finish``, ``error``, a periodic task's
+        ``dropped``), which a ``shutdown(wait=True)`` writes to a spill directory before
+        closing it; a ``cancel()`` or a refused request after it writes nothing, so that
+        a closed spill directory holds every row (issue 32, finding 10)."""
         self._shutdown_row(now, -1, "stopped", math.nan, None, detail)
+        self._stopped = True
 
     def _shutdown_row(
         self, now: float, task_id: int, result: str, due: float, label: str | None, detail: Any

@@ -160,6 +160,10 @@ class Scheduler:
             as they fill (needs ``pyarrow``), so that ``max_log_rows`` bounds the
             memory without losing history: ``log.history()`` or
             ``read_log(directory)`` reads every row back (see :class:`EventLog`).
+        log_spill_interval: with ``log_spill``, the longest (in seconds of real time)
+            a row waits in memory before it is written: a quiet scheduler's rows reach
+            the disk within about this time instead of after 16,384 rows (see
+            ``EventLog(spill_interval=...)``). ``None``: only full chunks.
         loop: the asyncio event loop that awaits coroutine actions (``async def``);
             by default the loop running where the scheduler is created (a Jupyter
             kernel's), else each coroutine runs to its end with ``asyncio.run`` in
@@ -196,6 +200,7 @@ class Scheduler:
         queue_options: Mapping[str, Any] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
         log_spill: str | os.PathLike[str] | None = None,
+        log_spill_interval: float | None = None,
         recorder: RecorderFactory | None = None,
     ) -> None:
         clock = RealClock() if clock is None else clock
@@ -226,6 +231,7 @@ class Scheduler:
             lock=self._lock,
             time_origin=self.time_origin,
             spill=log_spill if log else None,
+            spill_interval=log_spill_interval if log else None,
         )
         self._rec: StepRecorder | None = (
             recorder(self.log, self.queue)
@@ -544,6 +550,10 @@ class Scheduler:
     def _record_invalid(
         self, action: Any, args: Any, period: Any, label: Any, origin: int, exc: BaseException
     ) -> None:
+        """The ``reject`` row of an invalid request; once shut down, the shutdown's error
+        instead, as for a valid request (no row after ``stopped``: issue 32, finding 10)."""
+        if self._closed or self._draining or self._worker_error is not None:
+            self._check_open()
         if self._rec is None:
             return
         with self._lock:
