@@ -97,6 +97,7 @@ def build_service(
     load: float = 0.0,
     max_log_rows: int | None = None,
     ping: float = 15.0,
+    spill_interval: float | None = 1.0,
 ) -> tuple[Starlette, Scheduler, Feed]:
     """The service's app, its scheduler (working already) and its feed."""
     scheduler = Scheduler(
@@ -104,6 +105,9 @@ def build_service(
         executor="pool",
         max_log_rows=max_log_rows,
         log_spill=spill,
+        # a quiet service's rows reach the disk within this many seconds, so a SIGKILL loses
+        # at most that much of its log (docs/event-log.md, "A time-bounded flush")
+        log_spill_interval=spill_interval if spill is not None else None,
     )
     scheduler.schedule(_heartbeat, period=tick, label="heartbeat")
     scheduler.schedule(_sync, period=1.0, label="sync")
@@ -149,20 +153,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--spill", help="spill each run's log to a new DIR/run-NNN")
     parser.add_argument("--token-file", help="file holding the read token")
     parser.add_argument("--control-token-file", help="file holding the control token")
-    parser.add_argument("--tick", type=float, default=0.2)
-    parser.add_argument("--burst-every", type=float, default=5.0)
-    parser.add_argument("--burst-size", type=int, default=50)
+    parser.add_argument(
+        "--spill-interval",
+        type=float,
+        default=1.0,
+        help="with --spill: the longest a row waits in memory before it is on disk (s)",
+    )
+    parser.add_argument("--tick", type=float, default=0.2, help="heartbeat period (s)")
+    parser.add_argument(
+        "--burst-every", type=float, default=5.0, help="a burst of one-off tasks this often (s)"
+    )
+    parser.add_argument("--burst-size", type=int, default=50, help="tasks per burst")
     parser.add_argument("--load", type=float, default=0.0, help="extra periodic runs per second")
-    parser.add_argument("--max-log-rows", type=int, default=None)
-    parser.add_argument("--ping", type=float, default=15.0)
+    parser.add_argument(
+        "--max-log-rows", type=int, default=None, help="rows kept in memory (default: all)"
+    )
+    parser.add_argument(
+        "--ping", type=float, default=15.0, help="keep-alive comment on idle streams (s)"
+    )
     parser.add_argument("--access-log", action="store_true", help="log each request (stderr)")
     args = parser.parse_args(argv)
     token = _read_token(args.token_file, "--token-file")
     control = _read_token(args.control_token_file, "--control-token-file")
-    from .guard import is_loopback
+    from .guard import check_token, is_loopback
 
     if token is None and not is_loopback(args.host):
         print(f"--host {args.host} is not loopback: give --token-file", file=sys.stderr)
+        return 2
+    try:  # before anything starts: a bad token file is one line, not a traceback
+        check_token("--token-file", token)
+        check_token("--control-token-file", control)
+    except ValueError as exc:
+        print(f"example service: {exc}", file=sys.stderr)
         return 2
     spill = None if args.spill is None else next_run_directory(Path(args.spill))
     app, scheduler, feed = build_service(
@@ -175,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         load=args.load,
         max_log_rows=args.max_log_rows,
         ping=args.ping,
+        spill_interval=args.spill_interval,
     )
     sock = bind_socket(args.host, args.port)
     port = sock.getsockname()[1]
