@@ -35,6 +35,12 @@ def _module_name(path: Path) -> str:
 def _imports_at_load(path: Path, name: str) -> set[str]:
     """The package's modules ``path`` imports when it is loaded (not under TYPE_CHECKING,
     not inside functions: a lazy import is how an upper layer is reached on purpose)."""
+    return imports_of(path, name, lazy=False)
+
+
+def imports_of(path: Path, name: str, *, lazy: bool) -> set[str]:
+    """The package's modules ``path`` imports (never those under ``TYPE_CHECKING``, which
+    are not imports at run time); with ``lazy``, the imports inside functions too."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     nodes: list[ast.stmt] = list(ast.parse(path.read_text()).body)
@@ -44,6 +50,20 @@ def _imports_at_load(path: Path, name: str) -> set[str]:
             continue
         if isinstance(node, (ast.If, ast.Try)):
             nodes += node.body + node.orelse + getattr(node, "finalbody", [])
+            nodes += [s for h in getattr(node, "handlers", []) for s in h.body]
+            continue
+        if lazy and isinstance(
+            node,
+            (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.For, ast.While),
+        ):
+            nodes += node.body + getattr(node, "orelse", [])
+            continue
+        if isinstance(node, ast.Import):
+            found |= {
+                a.name.removeprefix("tempsched_lab").lstrip(".") or "tempsched_lab"
+                for a in node.names
+                if a.name.split(".")[0] == "tempsched_lab"
+            }
             continue
         if not isinstance(node, ast.ImportFrom):
             continue
