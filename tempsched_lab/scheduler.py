@@ -1,7 +1,7 @@
 """The scheduler: one lock, the decision tree, runs, periodic re-arms, cancel, shutdown.
 
 Every decision is taken, and every log row numbered, under one lock. The
-scheduler's state is declared in :meth:`Scheduler.__init__`; three collaborators
+scheduler's state is declared in :meth:`Scheduler.__init__`; four collaborators
 receive what they need explicitly:
 
 * the clock's **driver** (:mod:`tempsched_lab.clock`) decides *when* to fire: a
@@ -11,7 +11,7 @@ receive what they need explicitly:
 * the **launcher** (:mod:`tempsched_lab.executors`) decides *where* runs happen;
 * the **runner** (:mod:`tempsched_lab.runs`) runs one task and reports back
   through :meth:`Scheduler.run_started` / :meth:`Scheduler.run_ended`;
-* the **recorder** (:class:`tempsched_lab.log.Recorder`) writes one row per step.
+* the **recorder** (:class:`tempsched_lab.recorder.Recorder`) writes one row per step.
 
 Tasks never run before their due time, a raising task (or ``Event``) never
 stops the others, and a driver that dies makes ``schedule`` raise instead of
@@ -460,14 +460,7 @@ class Scheduler:
                 if queue.checks_times:  # (a wheel cannot place every float): before any change
                     queue.check_time(due)
                 task_id = task.id = len(states)
-                queue.insert(task)
-                states.append(_PENDING)
-                head_after: float | None = head
-                woke = False
-                if case is _EMPTY or case is _EARLIER:
-                    woke, head_after = self._driver.wake(), due
-                if rec is not None:
-                    rec.scheduled(now, task, case, origin, head, head_after, woke)
+                head_after, woke = self._store(task, case, now, head, origin)
                 result = (
                     self._decision(case, task_id, due, head, head_after, None, woke, origin)
                     if full
@@ -1028,12 +1021,30 @@ class Scheduler:
         head = queue.head_time()
         case, _ = classify(due, now, head, queue.point_at(due), None, reject_past=False)
         task.due = due
-        queue.insert(task)
-        self._states[task.id] = _PENDING
-        moves = case is _EMPTY or case is _EARLIER
-        woke = self._driver.wake() if moves else False
-        if rec is not None:
-            rec.scheduled(now, task, case, _PERIODIC, head, due if moves else head, woke)
+        self._store(task, case, now, head, _PERIODIC)
+
+    def _store(
+        self, task: Task, case: Case, now: float, head: float | None, origin: int
+    ) -> tuple[float | None, bool]:
+        """Apply a decision that stores ``task`` at ``task.due``, the one place that does:
+        the queue, the state byte (a new ID's, ``task.id == len(states)``, or a re-armed
+        task's), the driver woken when the head moves earlier, the ``schedule`` row.
+        Returns ``(head after, woke)``; the lock is held. Used by :meth:`_submit` for a
+        request and by :meth:`_rearm` for a periodic task's next run; each has checked
+        first that the queue can place the time (``queue.check_time``).
+        """
+        states, due = self._states, task.due
+        self.queue.insert(task)
+        if task.id == len(states):
+            states.append(_PENDING)
+        else:
+            states[task.id] = _PENDING
+        head_after, woke = head, False
+        if case is _EMPTY or case is _EARLIER:
+            woke, head_after = self._driver.wake(), due
+        if self._rec is not None:
+            self._rec.scheduled(now, task, case, origin, head, head_after, woke)
+        return head_after, woke
 
     def _end_unarmed(self, task: Task, now: float, detail: str) -> None:
         if self._rec is not None:
