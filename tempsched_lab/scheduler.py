@@ -194,10 +194,10 @@ class Scheduler:
         log_spill: str | os.PathLike[str] | None = None,
     ) -> None:
         clock = RealClock() if clock is None else clock
-        if not all(hasattr(clock, attr) for attr in ("now", "virtual", "attach")):
+        if not isinstance(clock, Clock):  # the declared protocol (see docs/extending.md)
             raise TypeError(f"clock={clock!r}: expected a RealClock, a VirtualClock or a Clock")
         self.clock: Clock = clock
-        origin = getattr(clock, "origin", 0.0)
+        origin = clock.origin
         #: The clock value users see as ``0.000 s``: the clock's origin (see :attr:`time_scale`).
         self.time_origin: float = float(origin) if isinstance(origin, (int, float)) else 0.0
         self.queue: TimerQueue = make_queue(queue, **dict(queue_options or {}))
@@ -248,13 +248,14 @@ class Scheduler:
             on_idle=self._notify_settled,
         )
         #: the start of a lone run is recorded with its dispatch (see :meth:`fire_due`)
-        self._starts_inline = bool(clock.virtual) and bool(
-            getattr(self._launcher, "runs_in_caller", False)
-        )
+        self._starts_inline = bool(clock.virtual) and bool(self._launcher.runs_in_caller)
         self._site: tuple[str, int] | None = register(self, name)
         self._driver: Driver = clock.attach(self, f"tempsched-worker-{name or hex(id(self))}")
         #: the driver's ``lost()``, if it can die without telling (an event loop closed)
-        self._lost: Callable[[], BaseException | None] | None = getattr(self._driver, "lost", None)
+        driver = self._driver
+        self._lost: Callable[[], BaseException | None] | None = (
+            driver.lost if driver.can_be_lost else None
+        )
 
     # -- the way in: thin doors onto one path ---------------------------------------------
     def schedule(
@@ -691,7 +692,7 @@ class Scheduler:
     @property
     def worker_thread(self) -> threading.Thread | None:
         """The worker thread of a real clock (``None`` for a virtual clock)."""
-        return getattr(self._driver, "thread", None)
+        return self._driver.thread
 
     def read_records(
         self, fn: Callable[[Iterable[tuple[float, Iterable[Task]]], Iterable[Task]], Any]
@@ -1108,11 +1109,8 @@ class Scheduler:
         fires again. Record such runs as failed (``CancelledError``) and such a driver as
         dead, so that ``schedule()`` raises and nobody waits for them forever."""
         self._runner.abandon_closed_loops()
-        abandon = getattr(self._launcher, "abandon_if_closed", None)
-        if abandon is not None:
-            abandon()
-        lost = getattr(self._driver, "lost", None)
-        error = lost() if lost is not None else None
+        self._launcher.abandon_if_closed()
+        error = self._driver.lost()
         if error is not None and self._worker_error is None:
             self.driver_died(error)
 
@@ -1191,9 +1189,7 @@ class Scheduler:
         self._lock = lock
         self._settled = threading.Condition(lock)
         self.log._inherited_by_fork(lock, str(error))
-        after_fork = getattr(self.clock, "_inherited_by_fork", None)
-        if after_fork is not None:
-            after_fork()
+        self.clock.inherited_by_fork()
         self._forked = error
         self._worker_error = error
         self._closed = True
