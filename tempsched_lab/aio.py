@@ -52,7 +52,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from .clock import Drivable
+from .clock import Clock, Drivable, Driver
+from .executors import Launcher
 from .runs import in_task, run_token
 from .scheduler import Scheduler
 
@@ -151,7 +152,7 @@ def _changes_of(loop: asyncio.AbstractEventLoop) -> _Changes:
     return changes
 
 
-class AsyncioClock:
+class AsyncioClock(Clock):
     """Time from an asyncio event loop (``loop.time()``) on an epoch-like scale.
 
     ``now()`` is the wall time when the clock was created plus the loop time
@@ -232,7 +233,7 @@ class AsyncioClock:
         return f"AsyncioClock(origin={self.origin:.6f}, loop={type(self.loop).__name__})"
 
 
-class LoopDriver:
+class LoopDriver(Driver):
     """Drives one scheduler from an event loop with a single ``loop.call_at`` handle.
 
     Everything it does happens in loop callbacks, on the loop's thread. When the
@@ -245,6 +246,8 @@ class LoopDriver:
 
     #: Work happens without anyone stepping; blocking waiters in other threads are woken.
     blocking = True
+    #: the loop can be closed under it without a word: the scheduler asks :meth:`lost`
+    can_be_lost = True
 
     def __init__(self, clock: AsyncioClock, target: Drivable, name: str) -> None:
         self.name = name
@@ -401,7 +404,7 @@ class LoopExecutor:
         return f"LoopExecutor(loop={type(self.loop).__name__})"
 
 
-class LoopLauncher:
+class LoopLauncher(Launcher):
     """Starts runs on one event loop, in due order (see :class:`LoopExecutor`)."""
 
     kind = "loop"

@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from .wallclock import WallScale
@@ -55,7 +55,12 @@ DEFAULT_SPIN = 0.00025
 
 
 class Drivable(Protocol):
-    """What a clock's driver needs from a scheduler (its side of the clock protocol)."""
+    """What a clock's driver needs from a scheduler (its side of the clock protocol).
+
+    The first four members are required; the last two have defaults that a target gets
+    by naming this class as a base (``class Calendar(Drivable): ...``), as every built-in
+    target does. A clock calls only these members: a new clock needs nothing else.
+    """
 
     def next_fire_time(self) -> float | None:
         """When the earliest pending group fires, or ``None`` when nothing is pending."""
@@ -73,24 +78,51 @@ class Drivable(Protocol):
         """The driver failed (a bug): the scheduler must refuse new work, loudly."""
         ...
 
-
-class GroupFirer(Drivable, Protocol):
-    """A target that fires its own groups one at a time for a virtual clock that drives it
-    alone: the clock decides up to when, the target finds its next group (no query across
-    targets per group). The scheduler is one; anything else is stepped."""
-
     def fire_next(self, until: float, move: Callable[[float], float | None], limit: int) -> int:
         """Fire the earliest group while it is due by ``until``, at most ``limit`` groups,
         calling ``move(t)`` with each group's time first (it returns the clock's time then,
-        or ``None``: nothing may be fired now); returns how many groups fired."""
-        ...
+        or ``None``: nothing may be fired now); returns how many groups fired.
+
+        A virtual clock driving one target alone asks it for a whole window this way (no
+        query across targets per group). The default asks :meth:`next_fire_time` and
+        calls :meth:`fire_due` per group; the scheduler finds its groups itself.
+        """
+        fired = 0
+        while fired < limit:
+            t = self.next_fire_time()
+            if t is None or t > until:
+                break
+            now = move(t)
+            if now is None:
+                break
+            self.fire_due(now)
+            fired += 1
+        return fired
+
+    def periodic_runs_until(self, t: float) -> int:
+        """At least how many runs the target's periodic tasks alone have due up to ``t``
+        (a virtual clock refuses a window that would exceed ``max_steps``); default 0."""
+        return 0
+
+
+#: The name of :class:`Drivable` before ``fire_next`` was declared on it (kept for imports).
+GroupFirer = Drivable
 
 
 class Driver(Protocol):
-    """Drives one scheduler for a clock (returned by :meth:`Clock.attach`)."""
+    """Drives one scheduler for a clock (returned by :meth:`Clock.attach`).
+
+    The members with a value or a body are optional: a driver gets them by naming this
+    class as a base, as every built-in driver does.
+    """
 
     #: True when a thread waits for due times (``wait_idle`` can block for work to finish).
     blocking: bool
+    #: the thread that fires, if the driver has one (``Scheduler.worker_thread``)
+    thread: threading.Thread | None = None
+    #: True when the driver can stop without telling (an event loop closed under it):
+    #: the scheduler then asks :meth:`lost` before each request and while it waits
+    can_be_lost: bool = False
 
     def wake(self) -> bool:
         """The head moved earlier: recompute the wait. True if a waiting thread was notified."""
@@ -108,15 +140,24 @@ class Driver(Protocol):
         """True when called from the driver's own thread."""
         ...
 
+    def lost(self) -> BaseException | None:
+        """Why the driver can no longer fire (it stopped without telling), or ``None``."""
+        return None
 
+
+@runtime_checkable
 class Clock(Protocol):
-    """What the scheduler needs from a clock."""
+    """What the scheduler needs from a clock (``Scheduler(clock)`` checks it is one).
+
+    ``origin`` and :meth:`inherited_by_fork` have defaults, which a clock gets by naming
+    this class as a base (``class JumpClock(Clock): ...``), as every built-in clock does.
+    """
 
     #: True for clocks that move only when driven (runs default to the inline executor).
     virtual: bool
 
     #: The clock value users see as ``0.000 s`` (see :mod:`tempsched_lab.timescale`).
-    origin: float
+    origin: float = 0.0
 
     def now(self) -> float:
         """The current time in seconds on this clock's scale."""
@@ -130,8 +171,13 @@ class Clock(Protocol):
         """Start driving ``target``; returns the driver the scheduler wakes and stops."""
         ...
 
+    def inherited_by_fork(self) -> None:
+        """Called in the child of ``os.fork()`` on a scheduler's clock: renew what a thread
+        of the parent may hold (locks, a player thread). Default: nothing to renew."""
+        return None
 
-class ThreadDriver:
+
+class ThreadDriver(Driver):
     """A daemon worker thread that waits for the next due time of one scheduler.
 
     The no-lost-wake-up rule: the worker clears ``_pending_wake`` *before* it
@@ -151,7 +197,7 @@ class ThreadDriver:
         self._pending_wake = False
         self._waiting = False
         self._stopped = False
-        self.thread = threading.Thread(target=self._work, name=name, daemon=True)
+        self.thread: threading.Thread = threading.Thread(target=self._work, name=name, daemon=True)
         self.thread.start()
 
     def wake(self) -> bool:
@@ -176,7 +222,7 @@ class ThreadDriver:
 
     def _work(self) -> None:
         target, cond, clock = self._target, self._cond, self._clock
-        spin = getattr(clock, "spin", 0.0)  # a clock of its own making may have none
+        spin = clock.spin
         try:
             while True:
                 with cond:
@@ -222,7 +268,7 @@ class ThreadDriver:
             pass
 
 
-class RealClock:
+class RealClock(Clock):
     """Monotonic time on an epoch-like scale, immune to wall-clock jumps.
 
     ``now()`` is the wall time when the clock was created plus the monotonic
@@ -307,7 +353,7 @@ class LoopError(RuntimeError):
     """A virtual clock could not make progress: endless zero-delay or periodic work."""
 
 
-class _VirtualDriver:
+class _VirtualDriver(Driver):
     """A virtual clock's handle on one attached scheduler (no thread: the clock steps it)."""
 
     blocking = False
@@ -329,7 +375,7 @@ class _VirtualDriver:
         return False
 
 
-class VirtualClock:
+class VirtualClock(Clock):
     """Simulated time that moves only when asked, one due group at a time.
 
     Attach one or more schedulers by passing this clock to them. Each due group
@@ -517,9 +563,7 @@ class VirtualClock:
         """At least how many groups the attached schedulers' periodic tasks fire up to ``t``."""
         total = 0
         for driver in self._drivers:
-            count = getattr(driver.target, "periodic_runs_until", None)
-            if count is not None:
-                total += count(t)
+            total += driver.target.periodic_runs_until(t)
         return total
 
     def _too_many(
@@ -539,7 +583,7 @@ class VirtualClock:
         """Fire groups due up to ``until`` (at most ``max_steps``); returns how many fired.
 
         The clock decides when: each group at its own time. A lone target that can find
-        its own next group (:class:`GroupFirer`, a scheduler) is asked for the whole window
+        its own next group (:meth:`Drivable.fire_next`) is asked for the whole window
         in one call, and fires it group by group, moving the clock to each group's time
         (:meth:`_move_alone`, which hands the rest back here if a run attached another
         target); otherwise the earliest time across targets is looked up and every target
@@ -552,9 +596,8 @@ class VirtualClock:
         steps = 0
         while steps < max_steps:
             drivers = self._drivers
-            fire_next = getattr(drivers[0].target, "fire_next", None) if len(drivers) == 1 else None
-            if fire_next is not None:
-                fired: int = fire_next(until, self._move_alone, max_steps - steps)
+            if len(drivers) == 1:
+                fired = drivers[0].target.fire_next(until, self._move_alone, max_steps - steps)
                 steps += fired
                 if steps < max_steps and self._drivers is drivers:
                     return steps  # the same lone target has nothing more due by ``until``
@@ -662,7 +705,7 @@ class VirtualClock:
                 if self._stop_play.is_set() or time.monotonic() >= until:
                     return
 
-    def _inherited_by_fork(self) -> None:
+    def inherited_by_fork(self) -> None:
         """A copy in a child of ``os.fork()``: no player thread, and a lock nobody holds."""
         self._lock = threading.RLock()
         self._attach_lock = threading.Lock()

@@ -45,7 +45,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .rowkinds import Kind
-from .runs import call_marked
+from .runs import Launcher, call_marked
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -183,7 +183,7 @@ class DaskExecutor:
         return f"DaskExecutor({self.client!r}, {len(self._in_flight)} in flight)"
 
 
-class DaskLauncher:
+class DaskLauncher(Launcher):
     """Submits each run of a due batch to the cluster; the end comes back in a callback."""
 
     kind = "dask"

@@ -46,7 +46,9 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+from .runs import Launcher, LauncherFactory
 
 if TYPE_CHECKING:
     from .runs import Run, Runner
@@ -64,33 +66,7 @@ __all__ = [
 ]
 
 
-class Launcher(Protocol):
-    """Starts runs somewhere; the scheduler calls :meth:`launch` outside its lock."""
-
-    #: a short name for reprs and the docs: "inline", "thread", "pool", "executor"
-    kind: str
-    # Optional: ``runs_in_caller = True`` says that ``launch()`` runs each run to its end in
-    # the calling thread, in order, before it returns; the scheduler may then record a lone
-    # run's start with its dispatch on a virtual clock, where time cannot move in between.
-
-    def launch(self, runs: Sequence[Run]) -> None:
-        """Start every run of a due batch (each records its own start and end)."""
-        ...
-
-    def pending_since(self) -> float | None:
-        """When the oldest run handed over but not started yet was dispatched (inline only)."""
-        ...
-
-    def busy(self) -> bool:
-        """True while threads this launcher started are still alive."""
-        ...
-
-    def shutdown(self, wait: bool, timeout: float | None) -> None:
-        """Stop; with ``wait``, wait for what it owns (never for a caller's executor)."""
-        ...
-
-
-class InlineLauncher:
+class InlineLauncher(Launcher):
     """Runs each task in the thread that fired its batch.
 
     A ``KeyboardInterrupt`` (or ``SystemExit``) raised in the main thread stops
@@ -126,7 +102,7 @@ class InlineLauncher:
         return None
 
 
-class ThreadPerRunLauncher:
+class ThreadPerRunLauncher(Launcher):
     """A new thread per run (the reference's model; unbounded).
 
     Daemon threads by default, so a program can exit with runs in flight (they
@@ -178,7 +154,7 @@ class ThreadPerRunLauncher:
         return None  # runs end by themselves; the scheduler waits for them through busy()
 
 
-class PoolLauncher:
+class PoolLauncher(Launcher):
     """The bounded :class:`BatchThreadPool`: a due batch is handed over in one call."""
 
     kind = "pool"
@@ -204,7 +180,7 @@ class PoolLauncher:
         self.pool.shutdown(wait=wait, timeout=timeout)
 
 
-class ExecutorLauncher:
+class ExecutorLauncher(Launcher):
     """Any ``concurrent.futures.Executor``: a thread pool runs our runner; others get the action.
 
     A ``ThreadPoolExecutor`` runs the whole run (start, action, end) in its
@@ -261,15 +237,6 @@ class ThreadPerRun:
 
     def __repr__(self) -> str:
         return f"ThreadPerRun(daemon={self.daemon})"
-
-
-class LauncherFactory(Protocol):
-    """An executor that makes its own launcher: ``ThreadPerRun``, ``LoopExecutor``,
-    ``DaskExecutor``, your own (what ``executor=`` takes besides names and executors)."""
-
-    def make_launcher(self, runner: Runner, on_idle: Callable[[], None]) -> Launcher:
-        """The launcher for one scheduler."""
-        ...
 
 
 def make_launcher(

@@ -21,7 +21,9 @@ Periodic tasks count their slots on their grid (:meth:`PeriodicTask.next_slot
 
 from __future__ import annotations
 
-__all__ = ["MISFIRE_POLICIES", "pick"]
+import math
+
+__all__ = ["MISFIRE_POLICIES", "first_slot_at_or_after", "pick"]
 
 #: What a recurring task does with runs it missed (overrun or late wake-up).
 MISFIRE_POLICIES = ("skip", "run_once", "catch_up")
@@ -34,3 +36,23 @@ def pick(policy: str, late: int) -> tuple[int, int]:
     if policy == "run_once":
         return late - 1, late - 1
     return 0, 0  # catch_up
+
+
+def first_slot_at_or_after(origin: float, period: float, t: float) -> int:
+    """The smallest ``k`` whose slot ``origin + k * period`` of a fixed grid is at or after ``t``.
+
+    The late-slot count of a fixed grid, written once: a periodic task's
+    (:meth:`PeriodicTask.next_slot <tempsched_lab.task.PeriodicTask.next_slot>`) and an
+    interval trigger's (:func:`tempsched_lab.triggers.plan_rearm`) are this less the
+    first slot due. Each slot is one multiplication, as the tasks compute it, so the
+    answer agrees with the due times they arm (float rounding can leave the estimate one off).
+
+    >>> first_slot_at_or_after(0.0, 1.0, 3.5), first_slot_at_or_after(0.0, 1.0, 3.0)
+    (4, 3)
+    """
+    k = math.ceil((t - origin) / period)
+    while origin + k * period < t:
+        k += 1
+    while origin + (k - 1) * period >= t:
+        k -= 1
+    return k

@@ -210,7 +210,23 @@ class RequestBuilder:
                 name = "fixed_delay" if fixed_delay else "misfire"
                 raise ValueError(f"{name}={short_repr(fixed_delay or misfire)}: needs a period")
             return Task(0.0, action, args, kwargs, label)
-        period = check.check_period(period)
+        period = self.period(period)
+        policy = self.misfire if misfire is None else check.check_misfire(misfire)
+        return PeriodicTask(0.0, action, args, kwargs, label, period, bool(fixed_delay), policy)
+
+    def period(self, period: Any) -> float:
+        """``period`` checked: a positive finite number, not below the queue's tick nor the
+        scheduler's resolution (the one tick check: the compat facade asks it too).
+
+        >>> builder = RequestBuilder("skip", 0.01, "wheel", None, None)
+        >>> builder.period(0.5)
+        0.5
+        >>> builder.period(0.001)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ValueError: period=0.001: shorter than the wheel queue's tick (0.01 s), which fires ...
+        """
+        if type(period) is not float or not 0.0 < period <= check.MAX_HORIZON:
+            period = check.check_period(period)
         if period < self.min_period:
             raise ValueError(
                 f"period={short_repr(period)}: shorter than the {self.design} queue's "
@@ -226,8 +242,7 @@ class RequestBuilder:
                 "could not run that often; use a period of at least the resolution, or a "
                 "finer resolution"
             )
-        policy = self.misfire if misfire is None else check.check_misfire(misfire)
-        return PeriodicTask(0.0, action, args, kwargs, label, period, bool(fixed_delay), policy)
+        return period  # type: ignore[no-any-return]
 
     def _calendar(self, action: Any, options: Mapping[str, Any]) -> Task:
         """The task record of a calendar request (``cron=``/``tz=``/``trigger=``)."""

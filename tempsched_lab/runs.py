@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from .clock import Clock
 
-__all__ = ["Run", "RunHost", "Runner", "in_task", "run_token"]
+__all__ = ["Launcher", "LauncherFactory", "Run", "RunHost", "Runner", "in_task", "run_token"]
 
 #: One run handed to an executor: the task, the due time of this run, when it was dispatched.
 Run = tuple[Task, float, float]
@@ -56,9 +56,17 @@ class RunHost(Protocol):
         ...
 
     def run_ended(
-        self, task: Task, due: float, started: float | None, result: Any, exc: BaseException | None
+        self,
+        task: Task,
+        due: float,
+        started: float | None,
+        result: Any,
+        exc: BaseException | None,
+        worker: str | None = None,
+        worker_start: float | None = None,
     ) -> None:
-        """Record the end (under the lock); re-arm or settle the task."""
+        """Record the end (under the lock); re-arm or settle the task. ``worker`` and
+        ``worker_start``: where and when a run handed to a cluster started (or ``None``)."""
         ...
 
 
@@ -236,31 +244,13 @@ class Runner:
         """Record how a handed-over run ended, and where and when it started there.
 
         ``worker`` (e.g. a Dask worker's address) and ``worker_start`` (on the
-        scheduler's clock) reach the log when the scheduler's ``run_ended`` takes
-        them (the ``worker`` and ``worker_start`` columns); otherwise only the end is
-        recorded.
+        scheduler's clock) reach the log's ``worker`` and ``worker_start`` columns
+        through :meth:`RunHost.run_ended`, which declares them.
         """
-        host = self._host
-        if (worker is not None or worker_start is not None) and _takes_where(host):
-            ended: Any = host.run_ended
-            ended(task, due, started, result, exc, worker=worker, worker_start=worker_start)
+        if worker is None and worker_start is None:
+            self._host.run_ended(task, due, started, result, exc)
         else:
-            host.run_ended(task, due, started, result, exc)
-
-
-def _takes_where(host: RunHost) -> bool:
-    """Whether ``host.run_ended`` accepts ``worker=``/``worker_start=`` (asked once per type)."""
-    kind = type(host)
-    known = _TAKES_WHERE.get(kind)
-    if known is None:
-        import inspect
-
-        params = inspect.signature(host.run_ended).parameters
-        known = _TAKES_WHERE[kind] = "worker" in params and "worker_start" in params
-    return known
-
-
-_TAKES_WHERE: dict[type, bool] = {}
+            self._host.run_ended(task, due, started, result, exc, worker, worker_start)
 
 
 async def _awaited(awaitable: Any, token: int) -> Any:
@@ -290,3 +280,50 @@ def call_marked(
         return action(*args, **kwargs) if kwargs else action(*args)
     finally:
         in_task.token = outer
+
+
+class Launcher(Protocol):
+    """Starts runs somewhere; the scheduler calls :meth:`launch` outside its lock.
+
+    ``runs_in_caller`` and :meth:`abandon_if_closed` have defaults, which a launcher gets
+    by naming this class as a base (``class MyLauncher(Launcher): ...``), as every
+    built-in launcher does; the scheduler calls every member declared here, nothing else.
+    """
+
+    #: a short name for reprs and the docs: "inline", "thread", "pool", "executor"
+    kind: str
+    #: True when ``launch()`` runs each run to its end in the calling thread, in order,
+    #: before it returns; the scheduler may then record a lone run's start with its
+    #: dispatch on a virtual clock, where time cannot move in between.
+    runs_in_caller: bool = False
+
+    def launch(self, runs: Sequence[Run]) -> None:
+        """Start every run of a due batch (each records its own start and end)."""
+        ...
+
+    def pending_since(self) -> float | None:
+        """When the oldest run handed over but not started yet was dispatched (inline only)."""
+        ...
+
+    def busy(self) -> bool:
+        """True while threads this launcher started are still alive."""
+        ...
+
+    def shutdown(self, wait: bool, timeout: float | None) -> None:
+        """Stop; with ``wait``, wait for what it owns (never for a caller's executor)."""
+        ...
+
+    def abandon_if_closed(self) -> None:
+        """Runs awaiting on an event loop that was closed can never end: record them as
+        failed, so nobody waits for them forever (asked while the scheduler waits).
+        Default: nothing can be abandoned."""
+        return None
+
+
+class LauncherFactory(Protocol):
+    """An executor that makes its own launcher: ``ThreadPerRun``, ``LoopExecutor``,
+    ``DaskExecutor``, your own (what ``executor=`` takes besides names and executors)."""
+
+    def make_launcher(self, runner: Runner, on_idle: Callable[[], None]) -> Launcher:
+        """The launcher for one scheduler."""
+        ...

@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .clock import VirtualClock
+from .executors import Launcher
 from .scheduler import PastTimeError, Scheduler
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["SimulatedWorker", "run_simulation", "schedule_demo", "takes"]
 
 
-class _SimulatedLauncher:
+class _SimulatedLauncher(Launcher):
     """Holds runs handed over until :meth:`SimulatedWorker.run_next` runs them."""
 
     kind = "simulated"

@@ -1,7 +1,7 @@
 """The scheduler: one lock, the decision tree, runs, periodic re-arms, cancel, shutdown.
 
 Every decision is taken, and every log row numbered, under one lock. The
-scheduler's state is declared in :meth:`Scheduler.__init__`; three collaborators
+scheduler's state is declared in :meth:`Scheduler.__init__`; four collaborators
 receive what they need explicitly:
 
 * the clock's **driver** (:mod:`tempsched_lab.clock`) decides *when* to fire: a
@@ -11,7 +11,7 @@ receive what they need explicitly:
 * the **launcher** (:mod:`tempsched_lab.executors`) decides *where* runs happen;
 * the **runner** (:mod:`tempsched_lab.runs`) runs one task and reports back
   through :meth:`Scheduler.run_started` / :meth:`Scheduler.run_ended`;
-* the **recorder** (:class:`tempsched_lab.log.Recorder`) writes one row per step.
+* the **recorder** (:class:`tempsched_lab.recorder.Recorder`) writes one row per step.
 
 Tasks never run before their due time, a raising task (or ``Event``) never
 stops the others, and a driver that dies makes ``schedule`` raise instead of
@@ -204,10 +204,10 @@ class Scheduler:
         recorder: RecorderFactory | None = None,
     ) -> None:
         clock = RealClock() if clock is None else clock
-        if not all(hasattr(clock, attr) for attr in ("now", "virtual", "attach")):
+        if not isinstance(clock, Clock):  # the declared protocol (see docs/extending.md)
             raise TypeError(f"clock={clock!r}: expected a RealClock, a VirtualClock or a Clock")
         self.clock: Clock = clock
-        origin = getattr(clock, "origin", 0.0)
+        origin = clock.origin
         #: The clock value users see as ``0.000 s``: the clock's origin (see :attr:`time_scale`).
         self.time_origin: float = float(origin) if isinstance(origin, (int, float)) else 0.0
         self.queue: TimerQueue = make_queue(queue, **dict(queue_options or {}))
@@ -268,13 +268,14 @@ class Scheduler:
             on_idle=self._notify_settled,
         )
         #: the start of a lone run is recorded with its dispatch (see :meth:`fire_due`)
-        self._starts_inline = bool(clock.virtual) and bool(
-            getattr(self._launcher, "runs_in_caller", False)
-        )
+        self._starts_inline = bool(clock.virtual) and bool(self._launcher.runs_in_caller)
         self._site: tuple[str, int] | None = register(self, name)
         self._driver: Driver = clock.attach(self, f"tempsched-worker-{name or hex(id(self))}")
         #: the driver's ``lost()``, if it can die without telling (an event loop closed)
-        self._lost: Callable[[], BaseException | None] | None = getattr(self._driver, "lost", None)
+        driver = self._driver
+        self._lost: Callable[[], BaseException | None] | None = (
+            driver.lost if driver.can_be_lost else None
+        )
 
     # -- the way in: thin doors onto one path ---------------------------------------------
     def schedule(
@@ -480,14 +481,7 @@ class Scheduler:
                 if queue.checks_times:  # (a wheel cannot place every float): before any change
                     queue.check_time(due)
                 task_id = task.id = len(states)
-                queue.insert(task)
-                states.append(_PENDING)
-                head_after: float | None = head
-                woke = False
-                if case is _EMPTY or case is _EARLIER:
-                    woke, head_after = self._driver.wake(), due
-                if rec is not None:
-                    rec.scheduled(now, task, case, origin, head, head_after, woke)
+                head_after, woke = self._store(task, case, now, head, origin)
                 result = (
                     self._decision(case, task_id, due, head, head_after, None, woke, origin)
                     if full
@@ -722,7 +716,7 @@ class Scheduler:
     @property
     def worker_thread(self) -> threading.Thread | None:
         """The worker thread of a real clock (``None`` for a virtual clock)."""
-        return getattr(self._driver, "thread", None)
+        return self._driver.thread
 
     def read_records(
         self, fn: Callable[[Iterable[tuple[float, Iterable[Task]]], Iterable[Task]], Any]
@@ -1052,12 +1046,30 @@ class Scheduler:
         head = queue.head_time()
         case, _ = classify(due, now, head, queue.point_at(due), None, reject_past=False)
         task.due = due
-        queue.insert(task)
-        self._states[task.id] = _PENDING
-        moves = case is _EMPTY or case is _EARLIER
-        woke = self._driver.wake() if moves else False
-        if rec is not None:
-            rec.scheduled(now, task, case, _PERIODIC, head, due if moves else head, woke)
+        self._store(task, case, now, head, _PERIODIC)
+
+    def _store(
+        self, task: Task, case: Case, now: float, head: float | None, origin: int
+    ) -> tuple[float | None, bool]:
+        """Apply a decision that stores ``task`` at ``task.due``, the one place that does:
+        the queue, the state byte (a new ID's, ``task.id == len(states)``, or a re-armed
+        task's), the driver woken when the head moves earlier, the ``schedule`` row.
+        Returns ``(head after, woke)``; the lock is held. Used by :meth:`_submit` for a
+        request and by :meth:`_rearm` for a periodic task's next run; each has checked
+        first that the queue can place the time (``queue.check_time``).
+        """
+        states, due = self._states, task.due
+        self.queue.insert(task)
+        if task.id == len(states):
+            states.append(_PENDING)
+        else:
+            states[task.id] = _PENDING
+        head_after, woke = head, False
+        if case is _EMPTY or case is _EARLIER:
+            woke, head_after = self._driver.wake(), due
+        if self._rec is not None:
+            self._rec.scheduled(now, task, case, origin, head, head_after, woke)
+        return head_after, woke
 
     def _end_unarmed(self, task: Task, now: float, detail: str) -> None:
         if self._rec is not None:
@@ -1121,11 +1133,8 @@ class Scheduler:
         fires again. Record such runs as failed (``CancelledError``) and such a driver as
         dead, so that ``schedule()`` raises and nobody waits for them forever."""
         self._runner.abandon_closed_loops()
-        abandon = getattr(self._launcher, "abandon_if_closed", None)
-        if abandon is not None:
-            abandon()
-        lost = getattr(self._driver, "lost", None)
-        error = lost() if lost is not None else None
+        self._launcher.abandon_if_closed()
+        error = self._driver.lost()
         if error is not None and self._worker_error is None:
             self.driver_died(error)
 
@@ -1204,9 +1213,7 @@ class Scheduler:
         self._lock = lock
         self._settled = threading.Condition(lock)
         self.log._inherited_by_fork(lock, str(error))
-        after_fork = getattr(self.clock, "_inherited_by_fork", None)
-        if after_fork is not None:
-            after_fork()
+        self.clock.inherited_by_fork()
         self._forked = error
         self._worker_error = error
         self._closed = True

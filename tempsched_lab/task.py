@@ -19,8 +19,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .misfire import pick
+from .misfire import first_slot_at_or_after, pick
+from .reprs import describe_exception, short_repr
 from .timescale import TimeScale, fmt_duration
+from .triggers.base import fire_after
+from .triggers.misfire import plan_rearm
 
 __all__ = [
     "CancelResult",
@@ -274,10 +277,7 @@ class PeriodicTask(Task):
         if due >= now:
             self.grid_index = k
             return due, 0, due
-        first_future = max(k + 1, math.ceil((now - base) / period))
-        while base + first_future * period < now:  # float safety
-            first_future += 1
-        slot, missed = pick(self.misfire, first_future - k)
+        slot, missed = pick(self.misfire, first_slot_at_or_after(base, period, now) - k)
         self.grid_index = k + slot
         return base + (k + slot) * period, missed, due
 
@@ -320,8 +320,6 @@ class TriggeredTask(Task):
     def next_due(self) -> float | None:
         if self.stop_requested:
             return None
-        from .triggers.base import fire_after
-
         try:
             return fire_after(self.trigger, self.due)
         except (TypeError, ValueError):  # the re-arm will end the task, with a row saying why
@@ -331,16 +329,12 @@ class TriggeredTask(Task):
         """The slot to arm after a run that ended at ``now``: ``(due, missed, first missed
         due)``; ``due`` is ``None`` when the trigger has no fire time left (see
         :func:`tempsched_lab.triggers.plan_rearm`, which applies the misfire policy)."""
-        from .triggers.misfire import plan_rearm
-
         plan = plan_rearm(self.trigger, self.due, now, self.misfire)
         return plan.due, plan.missed, plan.first_late if plan.first_late is not None else now
 
     def upcoming(self, n: int) -> tuple[float, ...]:
         """The next ``n`` fire times after this one, as far as the trigger gives valid ones
         (a status or a dashboard frame never breaks on a faulty user trigger)."""
-        from .triggers.base import fire_after
-
         out: list[float] = []
         t: float | None = self.due
         while len(out) < n and t is not None:
@@ -415,49 +409,6 @@ class TaskStatus:
         if self.upcoming:
             parts.append(f"upcoming=[{', '.join(scale.text(t) for t in self.upcoming)}]")
         return f"TaskStatus({', '.join(parts)})"
-
-
-_REPR_LIMIT = 80
-
-
-def short_repr(value: Any, limit: int = _REPR_LIMIT) -> str:
-    """``repr`` cut to a readable length; never raises.
-
-    >>> short_repr((1, 'a')), short_repr(10**400)[:12]
-    ("(1, 'a')", '100000000000')
-    >>> len(short_repr(10**400))
-    80
-    """
-    if type(value) is tuple and not value:
-        return "()"
-    try:
-        text = repr(value)
-    except Exception:  # a broken __repr__ (or an int too long to print) must not break anything
-        text = f"<unrepresentable {type(value).__name__}>"
-    if not isinstance(text, str):
-        text = f"<unrepresentable {type(value).__name__}>"
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return text
-
-
-def describe_exception(exc: BaseException) -> str:
-    """``"TypeName: message"`` for a log row; never raises (a broken ``__str__`` is named).
-
-    >>> class Bad(Exception):
-    ...     def __str__(self):
-    ...         raise RuntimeError("no")
-    >>> describe_exception(Bad()), describe_exception(ValueError("x"))
-    ('Bad: <str() of the exception raised RuntimeError>', 'ValueError: x')
-    """
-    name = type(exc).__name__
-    try:
-        message = str(exc)
-        if not isinstance(message, str):
-            raise TypeError("__str__ returned a non-string")
-    except Exception as inner:
-        message = f"<str() of the exception raised {type(inner).__name__}>"
-    return f"{name}: {message}" if message else name
 
 
 def is_number(value: Any) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .misfire import MISFIRE_POLICIES
-from .task import short_repr
+from .reprs import short_repr
 
 __all__ = [
     "MAX_HORIZON",

@@ -559,3 +559,18 @@ def test_side_by_side_with_reference():
         assert list(st_got) == list(st_exp)
         assert {k: type(v) for k, v in st_got.items()} == {k: type(v) for k, v in st_exp.items()}
     assert not ref.timer.is_alive()
+
+
+def test_the_facade_refuses_a_period_below_the_tick_with_the_core_s_check():
+    """One tick check (issue 35): the facade asks requests.py's, so its refusal names the
+    remedy as schedule()'s does, and both refuse the same periods."""
+    ts = TemporalScheduler(clock=VirtualClock(start=1000.0), queue="wheel")
+    with pytest.raises(ValueError) as facade:
+        ts.schedule_task(print, delta_t=1.0, period=0.001)
+    core = Scheduler(VirtualClock(start=1000.0), queue="wheel")
+    with pytest.raises(ValueError) as direct:
+        core.schedule(print, delay=1.0, period=0.001)
+    assert str(facade.value) == str(direct.value)
+    assert "use a smaller tick" in str(facade.value)
+    ts.scheduler.shutdown()
+    core.shutdown()

@@ -35,6 +35,12 @@ def _module_name(path: Path) -> str:
 def _imports_at_load(path: Path, name: str) -> set[str]:
     """The package's modules ``path`` imports when it is loaded (not under TYPE_CHECKING,
     not inside functions: a lazy import is how an upper layer is reached on purpose)."""
+    return imports_of(path, name, lazy=False)
+
+
+def imports_of(path: Path, name: str, *, lazy: bool) -> set[str]:
+    """The package's modules ``path`` imports (never those under ``TYPE_CHECKING``, which
+    are not imports at run time); with ``lazy``, the imports inside functions too."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     nodes: list[ast.stmt] = list(ast.parse(path.read_text()).body)
@@ -44,6 +50,20 @@ def _imports_at_load(path: Path, name: str) -> set[str]:
             continue
         if isinstance(node, (ast.If, ast.Try)):
             nodes += node.body + node.orelse + getattr(node, "finalbody", [])
+            nodes += [s for h in getattr(node, "handlers", []) for s in h.body]
+            continue
+        if lazy and isinstance(
+            node,
+            (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.For, ast.While),
+        ):
+            nodes += node.body + getattr(node, "orelse", [])
+            continue
+        if isinstance(node, ast.Import):
+            found |= {
+                a.name.removeprefix("tempsched_lab").lstrip(".") or "tempsched_lab"
+                for a in node.names
+                if a.name.split(".")[0] == "tempsched_lab"
+            }
             continue
         if not isinstance(node, ast.ImportFrom):
             continue
@@ -89,3 +109,27 @@ def test_no_module_imports_a_layer_above_its_own():
             if mine is not None and theirs is not None and theirs < mine:
                 breaks.append(f"{name} ({layers[mine][0]}) -> {target} ({layers[theirs][0]})")
     assert not breaks, breaks
+
+
+def test_the_scheduler_module_names_its_collaborators_truly():
+    """scheduler.py's docstring counts the collaborators it lists, and each class it points
+    to exists where it says (issue 35: it said "three", listed four, named a moved class)."""
+    import importlib
+
+    import tempsched_lab.scheduler as scheduler
+
+    doc = scheduler.__doc__ or ""
+    words = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+    said = re.search(r"(\w+) collaborators", doc)
+    assert said and said.group(1) in words
+    assert words[said.group(1)] == len(re.findall(r"^\* the [\w' ]*\*\*", doc, re.M))
+    for target in re.findall(r":class:`(tempsched_lab\.[\w.]+)`", doc):
+        module, _, name = target.rpartition(".")
+        assert hasattr(importlib.import_module(module), name), target
+
+
+def test_the_live_scheduler_registry_owns_no_lock():
+    """docs/design.md says the registry owns no lock; registry.py constructs none."""
+    source = (PACKAGE / "registry.py").read_text()
+    assert not re.search(r"\b(R?Lock|Condition|Semaphore)\(", source)
+    assert "live-scheduler registry\nowns none" in (ROOT / "docs" / "design.md").read_text()

@@ -16,7 +16,7 @@ from ..clock import RealClock
 from ..executors import ThreadPerRun
 from ..scheduler import PastTimeError, Scheduler
 from ..task import CancelResult, Origin, PeriodicTask, Task, TaskState, short_repr
-from ..validation import MAX_HORIZON, check_number, check_period
+from ..validation import MAX_HORIZON, check_number
 from ..wallclock import WallScale
 from .timer import TimerView
 
@@ -399,14 +399,7 @@ class TemporalScheduler:
     def _periodic(
         self, callback: Any, args: Any, kwargs: Any, label: str | None, period: Any
     ) -> _PeriodicRequest:
-        if type(period) is not float or not 0.0 < period <= MAX_HORIZON:
-            period = check_period(period)
-        floor = self.scheduler.queue.min_period
-        if period < floor:
-            raise ValueError(
-                f"period={short_repr(period)}: shorter than the {self.scheduler.queue.design} "
-                f"queue's tick ({floor:g} s), which fires at most once per tick"
-            )
+        period = self.scheduler._requests.period(period)  # requests.py's checks, once
         return _PeriodicRequest(
             0.0, callback, args, kwargs, label, period, False, self.scheduler.misfire
         )

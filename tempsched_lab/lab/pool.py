@@ -42,6 +42,9 @@ import heapq
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..clock import Drivable
+from ..executors import Launcher
+
 if TYPE_CHECKING:
     from ..clock import VirtualClock
     from ..runs import Run, Runner
@@ -50,7 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["Calendar", "VirtualPool"]
 
 
-class Calendar:
+class Calendar(Drivable):
     """Calls waiting for virtual times, fired by the clock it is attached to (in time order).
 
     The clock sees it as one more thing to drive: it offers
@@ -138,7 +141,7 @@ class VirtualPool:
         return f"VirtualPool({size})"
 
 
-class PoolLauncher:
+class PoolLauncher(Launcher):
     """Starts runs on free simulated threads; keeps the others waiting in dispatch order."""
 
     kind = "virtual pool"

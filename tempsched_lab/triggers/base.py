@@ -22,7 +22,7 @@ import math
 import numbers
 from typing import Any, Protocol, runtime_checkable
 
-from ..task import describe_exception, short_repr
+from ..reprs import describe_exception, short_repr
 from ..timescale import fmt_duration
 
 __all__ = [

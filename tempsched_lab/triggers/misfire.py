@@ -20,10 +20,9 @@ Rearm(due=2.0, late=2, missed=0, first_late=2.0)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from ..misfire import pick
+from ..misfire import first_slot_at_or_after, pick
 from ..validation import check_misfire
 from .base import IntervalTrigger, Trigger, check_time, fire_after
 
@@ -80,6 +79,6 @@ def _plan_interval(trigger: IntervalTrigger, last_due: float, now: float, policy
     due = trigger.time_of(k)
     if due >= now:
         return Rearm(due, 0, 0, None)
-    late = trigger.index_after(math.nextafter(now, -math.inf)) - k  # first slot >= now, less k
+    late = first_slot_at_or_after(trigger.anchor, trigger.period, now) - k
     slot, missed = pick(policy, late)
     return Rearm(trigger.time_of(k + slot), late, missed, due)
