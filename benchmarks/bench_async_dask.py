@@ -114,7 +114,7 @@ def dask_hop(repeats: int) -> dict[str, dict[str, float]]:
 
     parts: dict[str, list[list[float]]] = {}
     with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, Client(
+                      dashboard_address=":0", silence_logs=logging.ERROR) as cluster, Client(
         cluster
     ) as client:  # fmt: skip
         client.run(__import__, "tempsched_lab.dask")  # warm: the first import is not the hop

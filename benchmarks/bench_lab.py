@@ -222,7 +222,7 @@ def bench_sweep(repeats: int) -> dict[str, Any]:
         processes=True,
         threads_per_worker=1,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address=":0",
         silence_logs=logging.ERROR,
     )
     client = Client(cluster)

@@ -232,19 +232,56 @@ def executed_notebooks() -> dict[str, NotebookRun]:
     return {run.name: run for run in runs}
 
 
-@pytest.fixture(scope="session")
-def browser():
-    """Debian's Chromium driven by Playwright, one per session (per xdist worker; the browser
-    tests share one: ``--dist loadgroup``). Each test opens its own context (``vk.new_page``),
-    so no cookie, storage or page outlives a test. See ``voilakit``."""
-    import voilakit as vk
-    from playwright.sync_api import sync_playwright
+class _SharedBrowser:
+    """One Chromium for the browser tests that run one after another on a worker.
 
-    with sync_playwright() as p:
-        b = vk.launch_chromium(p)
-        _report_browser(vk.browser_banner(b))
-        yield b
-        b.close()
+    Playwright's sync API keeps an asyncio loop *running* in the main thread while it is
+    started, so ``asyncio.run`` (tests/test_asyncio.py) fails beside it: the browser is
+    stopped as soon as the next test on this worker does not ask for it
+    (``pytest_runtest_teardown``), and started again by the next one that does.
+    """
+
+    def __init__(self) -> None:
+        self.playwright = None
+        self.browser = None
+
+    def get(self):
+        if self.browser is None:
+            import voilakit as vk
+            from playwright.sync_api import sync_playwright
+
+            self.playwright = sync_playwright().start()
+            self.browser = vk.launch_chromium(self.playwright)
+            _report_browser(vk.browser_banner(self.browser))
+        return self.browser
+
+    def stop(self) -> None:
+        browser, playwright, self.browser, self.playwright = (
+            self.browser,
+            self.playwright,
+            None,
+            None,
+        )
+        if browser is not None:
+            browser.close()
+        if playwright is not None:
+            playwright.stop()
+
+
+_SHARED_BROWSER = _SharedBrowser()
+
+
+@pytest.fixture
+def browser():
+    """Debian's Chromium driven by Playwright, shared by the browser tests that run in a row on
+    a worker (they share one: ``--dist loadgroup``). Each test opens its own context
+    (``vk.new_page``), so no cookie, storage or page outlives a test. See ``voilakit``."""
+    return _SHARED_BROWSER.get()
+
+
+def pytest_runtest_teardown(item, nextitem):
+    if nextitem is None or "browser" not in getattr(nextitem, "fixturenames", ()):
+        _SHARED_BROWSER.stop()
 
 
 @pytest.fixture(scope="session")

@@ -48,8 +48,8 @@ def client():
             processes=True,
             threads_per_worker=1,
             host="127.0.0.1",
-            dashboard_address=None,
-            worker_dashboard_address=None,
+            dashboard_address=":0",
+            worker_dashboard_address=":0",
         ) as cluster,
         distributed.Client(cluster) as client,
     ):

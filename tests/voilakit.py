@@ -273,8 +273,25 @@ def wait_voila_page(page: Any, url: str, ready: str, timeout_ms: int = 120_000) 
     started = time.monotonic()
     page.goto(url, wait_until="commit", timeout=timeout_ms)
     page.locator(ready).first.wait_for(state="visible", timeout=timeout_ms)
+    # With progressive rendering (``tempsched-lab serve``'s default) the first output shows
+    # while later cells still run: wait until every cell has been run and shown
+    page.wait_for_function(ALL_CELLS_SHOWN_JS, timeout=timeout_ms)
     expect(page.get_by_text("Loading widget")).to_have_count(0, timeout=30_000)
     return time.monotonic() - started
+
+
+#: JavaScript: true once the page shows every cell. A progressively rendered page (Voila 0.5
+#: ``progressive_rendering``) gives each cell a skeleton, then replaces it with an output
+#: wrapper when the cell's result arrives, markdown cells included (seen: 30 of 30 cells of
+#: notebook 02); a page rendered whole by the server is complete when it has loaded.
+ALL_CELLS_SHOWN_JS = """() => {
+    const config = document.getElementById('jupyter-config-data');
+    if (!config) return false;
+    if (!JSON.parse(config.textContent).progressiveRendering) return true;
+    const cells = [...document.querySelectorAll('[cell-index]')];
+    return cells.length > 0 && !document.querySelector('.voila-skeleton-container')
+        && cells.every(c => c.querySelector('.jp-Cell-outputWrapper'));
+}"""
 
 
 #: JavaScript: every ``tsl-stamp`` in the page as ``{panel: seq}``.

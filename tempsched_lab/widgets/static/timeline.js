@@ -604,13 +604,16 @@ class View {
   }
 
   // Is a task busy in [v0, v1]: a run of it running there (its bar overlaps the range) or due
-  // there, or a pending run overdue by then (waiting for its executor)?
+  // there, a pending run overdue by then (waiting for its executor), or a run just queued (its
+  // schedule() call in the last tenth of the visible span before now: the task a user has just
+  // scheduled shows at once, even when it falls due beyond the view)?
   busyIn(info, v0, v1) {
-    const now = this.model.get('now');
+    const now = this.model.get('now'), recent = now - (v1 - v0) / 10;
     for (const r of info.open) { // pending or running: these reach now
       const start = Number.isFinite(r.started) ? r.started : r.evt;
       if (Number.isFinite(start)) { if (start <= v1 && now >= v0) return true; continue; }
       if (Number.isFinite(r.due) && r.due <= v1 && Math.max(r.due, now) >= v0) return true;
+      if (r.sched >= recent && r.sched >= v0 && r.sched <= v1) return true;
     }
     for (const r of this.visibleRuns(info, false, v0, v1)) {
       if (Number.isFinite(r.due) && r.due >= v0 && r.due <= v1) return true;
