@@ -94,10 +94,29 @@ def look_at_every_size(page, root: str, name: str, projector_pictures: tuple[str
         assert_fits(page, root, f"{name}-{width}-projector")
 
 
+#: JavaScript: each side's interactive timeline (its canvas) as the window shows it.
+TIMELINES_JS = """() => [...document.querySelectorAll('.tsl-sbs-side canvas.tsl-tl-canvas')]
+    .map(c => { const r = c.getBoundingClientRect();
+                return {top: r.top, bottom: r.bottom, height: innerHeight}; })"""
+
+
 def test_side_by_side_pictures_fit_their_columns_at_both_widths_and_types(page, server):
     vk.wait_voila_page(page, server.page_url("side_by_side.ipynb"), ".tsl-side-by-side")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.tsl-side-by-side .tsl-stamp').length >= 6"
+    )
     pictures_drawn(page, ".tsl-sbs-side img.tsl-queue-picture", 100, 2)
+    page.set_viewport_size({"width": 900, "height": 900})
     page.locator(".tsl-sbs-step").click()
+    page.wait_for_function(
+        "() => document.querySelector('.tsl-sbs-status').textContent.includes('0.500 s')"
+    )
+    # after "step both" in a 900 px high window both timelines are in view, at one height
+    page.locator(".tsl-sbs-step").scroll_into_view_if_needed()
+    timelines = page.evaluate(TIMELINES_JS)
+    assert len(timelines) == 2, timelines
+    assert abs(timelines[0]["top"] - timelines[1]["top"]) <= 2, timelines
+    assert all(t["top"] >= 0 and t["bottom"] <= t["height"] for t in timelines), timelines
     look_at_every_size(
         page, ".tsl-sbs-side", "side-by-side", (".tsl-sbs-side img.tsl-queue-picture", 500, 2)
     )

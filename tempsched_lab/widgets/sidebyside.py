@@ -148,6 +148,8 @@ class SideBySide:
                     **dashboard,
                 )
             )
+        for dash in self.dashboards:
+            _timeline_first(dash)
         self._links = self._link_timelines()
         self.step_button = W.Button(description="step both", button_style="primary")
         self.step_button.add_class("tsl-sbs-step")
@@ -300,6 +302,24 @@ class SideBySide:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _timeline_first(dash: Dashboard) -> None:
+    """Move ``dash``'s timeline right under its header, above the queue's picture.
+
+    The timelines are what shows the designs differ: after **step both** in a
+    900 px high window both must be in view, and the two columns' timelines
+    start at the same height (under headers of one height) whatever the
+    pictures' heights (a queue panel is 500-1,000 px tall).
+    """
+    timeline = dash.panels.get("timeline")
+    children = list(dash.widget.children)
+    if timeline is None or timeline.widget not in children:
+        return
+    children.remove(timeline.widget)
+    first = 1 + (dash.banner is not None)  # the header row (and the link banner) stay on top
+    children.insert(first, timeline.widget)
+    dash.widget.children = tuple(children)
 
 
 def _title(design: str, executor: Any) -> str:
