@@ -135,3 +135,19 @@ def test_teaching_dashboard_fits_at_both_widths_and_types(page, server):
     )
     look_at_every_size(page, ".tsl-dashboard", "teaching", ("img.tsl-tree-image", 800, 1))
     vk.check_clean(page)
+
+
+def test_the_log_beside_the_tree_takes_the_full_width_at_1400_px(page, server):
+    """A default dashboard (tree and log share a row): at 1,400 px the log is not squeezed
+    beside the tree (it was 537 px, rows of 2-3 lines): it spans the dashboard."""
+    vk.wait_voila_page(page, server.page_url("virtual_dashboard.ipynb"), ".tsl-dashboard")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.tsl-dashboard .tsl-stamp').length >= 6"
+    )
+    dashboard = page.locator(".tsl-dashboard").bounding_box()
+    log = page.locator(".tsl-panel.tsl-log").bounding_box()
+    assert log["width"] >= 0.9 * dashboard["width"], (log, dashboard)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        assert_fits(page, ".tsl-dashboard", f"dashboard-{width}-default")
+    vk.check_clean(page)
