@@ -36,7 +36,7 @@ from ..plots.designs import queue_designs
 from ..scenarios import SimulatedWorker, run_simulation
 from ..scheduler import Scheduler
 from ._base import Panel
-from ._style import check_scale, projector_toggle, resolve_scale, show_scale
+from ._style import check_scale, off_page, on_page, projector_toggle, resolve_scale, show_scale
 from .dashboard import Dashboard
 
 __all__ = ["SideBySide"]
@@ -180,6 +180,7 @@ class SideBySide:
         self.widget = W.VBox([bar, self.status, self.note, columns])
         self.widget.add_class("tsl-side-by-side")
         show_scale(self.widget, scale)
+        on_page(self)
         self._show_status()
 
     def set_scale(self, scale: str) -> None:
@@ -281,6 +282,7 @@ class SideBySide:
 
     def close(self) -> None:
         """Close every dashboard and the shared controls; shut the schedulers down."""
+        off_page(self)
         for link in self._links:
             link.unlink()
         self._links = []
