@@ -151,3 +151,45 @@ def test_the_log_beside_the_tree_takes_the_full_width_at_1400_px(page, server):
         page.set_viewport_size({"width": width, "height": 900})
         assert_fits(page, ".tsl-dashboard", f"dashboard-{width}-default")
     vk.check_clean(page)
+
+
+@pytest.fixture(scope="module")
+def notebook_09():
+    server = vk.VoilaServer("notebooks/09_interactive_timeline.ipynb", "voila-fit-09.log")
+    yield server
+    server.stop()
+
+
+#: The views the toolkit draws in a page: their texts must follow the projector toggle.
+TOOLKIT_ROOTS = (".tsl-side-by-side", ".tsl-dashboard", ".tsl-panel", ".tsl-tl")
+
+
+def test_notebook_09_in_projector_mode_has_no_text_under_16_px(browser, notebook_09):
+    """One click on a projector toggle of notebook 09 sizes every view of the page: the
+    standalone timelines, the practice and history panels, the pair and the dashboard."""
+    page = vk.new_page(browser, width=1400, height=900)
+    try:
+        vk.wait_voila_page(page, notebook_09.page_url(), ".tsl-dashboard")
+        page.wait_for_function(
+            "() => document.querySelectorAll('canvas.tsl-tl-canvas').length >= 5"
+        )
+        for root in TOOLKIT_ROOTS:
+            assert page.evaluate(vk.SMALL_TEXT_JS, [root, 12]) == [], root
+        assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-panel", 16]) != []  # small before
+        page.locator(".tsl-dashboard .tsl-projector-toggle:visible").last.click()
+        page.wait_for_function(
+            """() => [...document.querySelectorAll('.tsl-tl')]
+                .every(t => t.dataset.scale === 'projector' && +t.dataset.fontmin >= 16)""",
+            timeout=60_000,
+        )
+        page.wait_for_function(  # the history panel shown alone: redrawn a third larger
+            "() => [...document.querySelectorAll('img.tsl-history-picture')]"
+            ".every(i => i.naturalWidth >= 540)",
+            timeout=60_000,
+        )
+        small = {root: page.evaluate(vk.SMALL_TEXT_JS, [root, 16]) for root in TOOLKIT_ROOTS}
+        page.screenshot(path=str(vk.ARTIFACTS / "fit-09-projector.png"), full_page=True)
+        assert all(not found for found in small.values()), small
+        vk.check_clean(page)
+    finally:
+        page.context.close()
