@@ -167,6 +167,8 @@ TOOLKIT_ROOTS = (".tsl-side-by-side", ".tsl-dashboard", ".tsl-panel", ".tsl-tl")
 def test_notebook_09_in_projector_mode_has_no_text_under_16_px(browser, notebook_09):
     """One click on a projector toggle of notebook 09 sizes every view of the page: the
     standalone timelines, the practice and history panels, the pair and the dashboard."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page = vk.new_page(browser, width=1400, height=900)
     try:
         vk.wait_voila_page(page, notebook_09.page_url(), ".tsl-dashboard")
@@ -187,6 +189,13 @@ def test_notebook_09_in_projector_mode_has_no_text_under_16_px(browser, notebook
             ".every(i => i.naturalWidth >= 540)",
             timeout=60_000,
         )
+        # the views' classes reach the page in their own messages: wait (bounded) for the last
+        with contextlib.suppress(PlaywrightTimeout):
+            page.wait_for_function(
+                f"roots => roots.every(r => ({vk.SMALL_TEXT_JS})([r, 16]).length === 0)",
+                arg=list(TOOLKIT_ROOTS),
+                timeout=20_000,
+            )
         small = {root: page.evaluate(vk.SMALL_TEXT_JS, [root, 16]) for root in TOOLKIT_ROOTS}
         page.screenshot(path=str(vk.ARTIFACTS / "fit-09-projector.png"), full_page=True)
         assert all(not found for found in small.values()), small
