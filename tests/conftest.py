@@ -41,6 +41,7 @@ _KIND_BY_FILE = {
     "test_notebooks_voila.py": "browser",
     "test_timeline_widget_browser.py": "browser",
     "test_remote_voila.py": "browser",
+    "test_fit_browser.py": "browser",
 }
 
 

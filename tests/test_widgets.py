@@ -637,10 +637,11 @@ def test_a_projector_dashboard_sets_every_panel_canvas_and_picture_and_the_toggl
     assert "tsl-projector" in dash.widget._dom_classes and dash.projector.value
     assert dash.timeline.live.type_scale == "projector"
     tree = dash.tree
-    assert png_width(tree.image) == 960  # 7.2 in at 100 dpi, drawn a third denser
+    assert png_width(tree.image) == 840  # 6.3 in at 100 dpi, drawn a third denser: fits 900 px
     sizes = [px for r in tree._figs.values() for px in picture_text_px(r)]
     assert sizes and min(sizes) >= 16
-    assert png_width(dash.queue.image) > 700 and png_width(dash.history.image) > 700
+    # the heap picture (queue and history): 4.15 in, 553 px in projector type (fits a column)
+    assert png_width(dash.queue.image) > 540 and png_width(dash.history.image) > 540
     dash.projector.value = False  # the page's toggle
     dash.refresh()
     assert all(p.type_scale == "default" for p in dash.panels.values())

@@ -156,7 +156,7 @@ def test_projector_type_everywhere_and_the_toggle(page, server):
     expect(canvas).to_have_attribute("data-scale", "projector")
     tree = page.locator("img.tsl-tree-image")
     page.wait_for_function(
-        "() => document.querySelector('img.tsl-tree-image').naturalWidth === 960"
+        "() => document.querySelector('img.tsl-tree-image').naturalWidth === 840"
     )
     page.wait_for_function("() => +document.querySelector('.tsl-tl').dataset.fontmin >= 16")
     assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 16]) == []
@@ -181,8 +181,8 @@ def test_projector_type_everywhere_and_the_toggle(page, server):
     page.locator(".tsl-projector-toggle").click()  # and on again
     expect(canvas).to_have_attribute("data-scale", "projector")
     page.wait_for_function(
-        "() => document.querySelector('img.tsl-tree-image').naturalWidth === 960"
+        "() => document.querySelector('img.tsl-tree-image').naturalWidth === 840"
     )
     assert page.evaluate(vk.SMALL_TEXT_JS, [".tsl-dashboard", 16]) == []
-    assert tree.evaluate("e => e.naturalWidth") == 960
+    assert tree.evaluate("e => e.naturalWidth") == 840
     vk.check_clean(page)

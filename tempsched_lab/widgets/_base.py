@@ -35,7 +35,16 @@ from matplotlib.text import Text
 from ..plots import case_color as plots_case_color
 from ..plots.style import rc_params, type_scale
 from ..timescale import fmt_duration
-from ._style import MIN_PX, ZOOM, check_scale, resolve_scale, show_scale, type_css
+from ._style import (
+    MIN_PX,
+    ZOOM,
+    check_scale,
+    off_page,
+    on_page,
+    resolve_scale,
+    show_scale,
+    type_css,
+)
 from .scene import LogSource, Scene
 
 if TYPE_CHECKING:
@@ -279,6 +288,8 @@ class Panel:
         self._parts: list[Part] | None = None
         self.shown: Scene | None = None
         self.closed = False
+        if source is None:  # shown alone (a dashboard's panels follow their dashboard)
+            on_page(self, _switch_alone)
 
     # -- building ----------------------------------------------------------------------
     def _own(self, widget: W.Widget, *classes: str) -> Any:
@@ -435,6 +446,7 @@ class Panel:
             if self.closed:
                 return
             self.closed = True
+            off_page(self)
             for renderer in self._renderers:
                 renderer.close()
             self._renderers.clear()
@@ -450,6 +462,12 @@ class Panel:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<{type(self).__name__} {state} for {self.scheduler!r}>"
+
+
+def _switch_alone(panel: Panel, scale: str) -> None:
+    """A panel shown alone, switched by the page's projector toggle: its texts and pictures."""
+    panel.set_scale(scale)
+    panel.refresh()  # no refresher draws it again: its pictures at the new size now
 
 
 def image_widget() -> W.Image:

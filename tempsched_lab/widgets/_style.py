@@ -17,6 +17,7 @@ ValueError: scale='huge': expected one of ['default', 'projector']
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -32,8 +33,11 @@ __all__ = [
     "SCALES",
     "ZOOM",
     "check_scale",
+    "off_page",
+    "on_page",
     "projector_toggle",
     "resolve_scale",
+    "set_page_scale",
     "show_scale",
     "type_css",
 ]
@@ -79,8 +83,50 @@ def show_scale(box: W.Widget, scale: str, toggle: W.ToggleButton | None = None) 
         toggle.value = scale == PROJECTOR
 
 
+#: Every view of this kernel's page that a projector toggle switches: ``{view: switch}``, where
+#: ``switch(view, scale)`` sets it (weak: a view no longer referenced drops out by itself).
+_PAGE: weakref.WeakKeyDictionary[Any, Callable[[Any, str], Any]] = weakref.WeakKeyDictionary()
+_SWITCHING: list[bool] = [False]
+
+
+def on_page(view: Any, switch: Callable[[Any, str], Any] | None = None) -> None:
+    """Let the page's projector toggles switch ``view`` too (by ``switch(view, scale)``;
+    default: ``view.set_scale(scale)``). Dashboards, side-by-side pairs, panels shown alone
+    and interactive timelines call it when made, so one toggle sizes the whole page."""
+    _PAGE[view] = switch if switch is not None else (lambda v, scale: v.set_scale(scale))
+
+
+def off_page(view: Any) -> None:
+    """Forget ``view`` (closed): the toggles no longer switch it."""
+    _PAGE.pop(view, None)
+
+
+def set_page_scale(scale: str) -> None:
+    """Switch every view of the page to ``scale``: what a **projector** toggle does.
+
+    A view that fails to switch is left as it is; the others still switch.
+
+    >>> set_page_scale("projector"); set_page_scale("default")
+    """
+    scale = check_scale(scale)
+    if _SWITCHING[0]:  # a toggle set to match by this switch calls back: already under way
+        return
+    _SWITCHING[0] = True
+    try:
+        for view, switch in list(_PAGE.items()):
+            if getattr(view, "closed", False):
+                continue
+            try:
+                switch(view, scale)
+            except Exception:  # one broken view must not keep the rest of the page unswitched
+                continue
+    finally:
+        _SWITCHING[0] = False
+
+
 def projector_toggle(scale: str, switch: Callable[[str], Any]) -> W.ToggleButton:
-    """The **projector** toggle: on calls ``switch("projector")``, off ``switch("default")``."""
+    """The **projector** toggle: on calls ``switch("projector")``, off ``switch("default")``,
+    then switches every other view of the page the same way (:func:`set_page_scale`)."""
     toggle = W.ToggleButton(
         value=scale == PROJECTOR,
         description="projector",
@@ -88,5 +134,11 @@ def projector_toggle(scale: str, switch: Callable[[str], Any]) -> W.ToggleButton
         layout=W.Layout(width="auto", flex="0 0 auto"),
     )
     toggle.add_class("tsl-projector-toggle")
-    toggle.observe(lambda change: switch(PROJECTOR if change["new"] else "default"), names="value")
+
+    def toggled(change: dict[str, Any]) -> None:
+        scale = PROJECTOR if change["new"] else "default"
+        switch(scale)
+        set_page_scale(scale)
+
+    toggle.observe(toggled, names="value")
     return toggle

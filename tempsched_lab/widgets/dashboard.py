@@ -25,6 +25,8 @@ from ._style import (
     PROJECTOR_CLASS,
     ZOOM,
     check_scale,
+    off_page,
+    on_page,
     projector_toggle,
     resolve_scale,
     show_scale,
@@ -193,6 +195,7 @@ class Dashboard:
         self.header.add_class("tsl-header")
         self.banner = link_banner(scheduler)  # a mirror's link, said at the top (else None)
         self.projector = projector_toggle(scale, self.set_scale)
+        on_page(self)
         self.widget = self._layout()
         self.widget.add_class("tsl-dashboard")
         show_scale(self.widget, scale)
@@ -305,6 +308,7 @@ class Dashboard:
         if self.closed:
             return
         self.closed = True
+        off_page(self)
         self.refresher.close()
         if self.banner is not None:
             self.banner.close()

@@ -23,6 +23,7 @@ from ..decision import Case
 from ..plots import plot_decision_tree, plot_timeline
 from ..rowkinds import Kind
 from ._base import DPI, FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
+from ._style import PROJECTOR
 from .pagewatch import in_voila
 from .panels import register_panel
 from .scene import case_counts_of, last_decision
@@ -457,6 +458,9 @@ def _set_window(ax: Axes, frame: pd.DataFrame, span: tuple[float, float]) -> Non
 
 #: The decision tree picture's size in inches (shown at 100 dpi) unless a panel is given one.
 TREE_FIGSIZE = (7.2, 5.0)
+#: Its width in projector type (drawn a third denser): 6.3 in = 840 px, whole in a one-column
+#: dashboard on a 900 px page (7.2 in was 960 px in a 862 px panel, and scrolled sideways).
+PROJECTOR_TREE_WIDTH = 6.3
 
 
 @register_panel(order=50, width=round(DPI * TREE_FIGSIZE[0]))  # its picture shown whole
@@ -540,12 +544,22 @@ class DecisionTreePanel(Panel):
         """The tree with ``case``'s path highlighted, on that case's own reused figure."""
         renderer = self._figs.get(case)
         if renderer is None:
-            renderer = self._figs[case] = self._renderer(self._figsize)
+            renderer = self._figs[case] = self._renderer(self._size(self.type_scale))
         return renderer.render(
             lambda ax: plot_decision_tree(case, counts=counts, ax=ax, explain=False),
             reuse=("tree", case),  # the same path highlighted: only counts and title change
             texts=_tree_texts,
         )
+
+    def _size(self, scale: str) -> tuple[float, float]:
+        """The picture's size in inches in type scale ``scale`` (narrower in projector type)."""
+        if scale == PROJECTOR and self._figsize == TREE_FIGSIZE:
+            return (PROJECTOR_TREE_WIDTH, TREE_FIGSIZE[1])
+        return self._figsize
+
+    def _scale_changed(self, scale: str) -> None:
+        for renderer in self._figs.values():
+            renderer.resize(self._size(scale))
 
     @property
     def drawn_cases(self) -> frozenset[int | None]:

@@ -65,7 +65,10 @@ def log_table_html(rows: pd.DataFrame, scale: TimeScale | None = None) -> str:
     return TABLE_STYLE + f"<table class='tsl-table'>{''.join(out)}</table>"
 
 
-@register_panel(order=60, width=440)
+# 700 px: its rows on one line; beside the tree (720 px) only on pages of about 1,450 px and
+# more. At 440 px it stood beside the tree at 1,400 px squeezed to 537 px (rows of 2-3 lines)
+# beside an empty area under the tree; now it wraps under the tree, the page's full width.
+@register_panel(order=60, width=700)
 class LogPanel(Panel):
     """The newest rows of the event log, filtered by kind, case and task ID.
 

@@ -36,7 +36,7 @@ from ..plots.designs import queue_designs
 from ..scenarios import SimulatedWorker, run_simulation
 from ..scheduler import Scheduler
 from ._base import Panel
-from ._style import check_scale, projector_toggle, resolve_scale, show_scale
+from ._style import check_scale, off_page, on_page, projector_toggle, resolve_scale, show_scale
 from .dashboard import Dashboard
 
 __all__ = ["SideBySide"]
@@ -148,6 +148,8 @@ class SideBySide:
                     **dashboard,
                 )
             )
+        for dash in self.dashboards:
+            _timeline_first(dash)
         self._links = self._link_timelines()
         self.step_button = W.Button(description="step both", button_style="primary")
         self.step_button.add_class("tsl-sbs-step")
@@ -178,6 +180,7 @@ class SideBySide:
         self.widget = W.VBox([bar, self.status, self.note, columns])
         self.widget.add_class("tsl-side-by-side")
         show_scale(self.widget, scale)
+        on_page(self)
         self._show_status()
 
     def set_scale(self, scale: str) -> None:
@@ -279,6 +282,7 @@ class SideBySide:
 
     def close(self) -> None:
         """Close every dashboard and the shared controls; shut the schedulers down."""
+        off_page(self)
         for link in self._links:
             link.unlink()
         self._links = []
@@ -300,6 +304,24 @@ class SideBySide:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _timeline_first(dash: Dashboard) -> None:
+    """Move ``dash``'s timeline right under its header, above the queue's picture.
+
+    The timelines are what shows the designs differ: after **step both** in a
+    900 px high window both must be in view, and the two columns' timelines
+    start at the same height (under headers of one height) whatever the
+    pictures' heights (a queue panel is 500-1,000 px tall).
+    """
+    timeline = dash.panels.get("timeline")
+    children = list(dash.widget.children)
+    if timeline is None or timeline.widget not in children:
+        return
+    children.remove(timeline.widget)
+    first = 1 + (dash.banner is not None)  # the header row (and the link banner) stay on top
+    children.insert(first, timeline.widget)
+    dash.widget.children = tuple(children)
 
 
 def _title(design: str, executor: Any) -> str:

@@ -50,7 +50,7 @@ from ..rowkinds import Kind
 from ..schema import KINDS
 from ..sentences import describe_row
 from ..timescale import fmt_duration
-from ._style import check_scale, resolve_scale
+from ._style import check_scale, on_page, resolve_scale
 from .timeline_feed import FLAGS, NO_LANE, TimelineFeed
 
 if TYPE_CHECKING:
@@ -197,6 +197,7 @@ class TimelineWidget(anywidget.AnyWidget):
             **kwargs,
         )
         self.scheduler = scheduler
+        on_page(self, _switch_timeline)  # the page's projector toggles size its canvas too
         self.feed = TimelineFeed()
         self._lock = threading.RLock()
         #: rows sent so far (``seq`` below this have been sent in order since the last reset)
@@ -389,3 +390,9 @@ def _present(value: Any) -> bool:
         return value is not None and value == value and str(value) != "<NA>"
     except (TypeError, ValueError):
         return False
+
+
+def _switch_timeline(widget: TimelineWidget, scale: str) -> None:
+    """The page's projector toggle switched: the canvas draws in ``scale``'s type."""
+    if widget.comm is not None:  # not closed
+        widget.type_scale = check_scale(scale)

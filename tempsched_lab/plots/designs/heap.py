@@ -40,6 +40,16 @@ def _pitch_pt(longest: int, margin_pt: float = 8.0) -> float:
     return max(50.0, (longest * 0.6 * FONT["small"] + margin_pt) / (2 * _RADIUS))
 
 
+def _span(levels: int, shown: int, row_cells: int) -> float:
+    """Width in node pitches of ``levels`` tree levels over an array of ``shown`` entries.
+
+    The array's cells narrow to 0.7 of a pitch (their two short lines still fit)
+    before they widen the picture: a 6-entry heap's array is no wider than its
+    4 leaves, so a narrow column still shows its three levels.
+    """
+    return max(2.0 ** (levels - 1), 0.7 * min(shown, row_cells))
+
+
 def _height(levels: int, shown: int, row_cells: int) -> float:
     """Height in node pitches of ``levels`` tree levels and the array of ``shown`` entries."""
     array_rows = math.ceil(shown / row_cells) if shown else 0
@@ -63,7 +73,8 @@ def _levels_that_fit(ax: Axes | None, pitch_pt: float, n: int, wanted: int, row_
         hidden = depth + 1 - levels  # lines under the array
         text_pt = _LINE_PT * (hidden + 1.5 * bool(hidden))
         title_pt = FONT["title"] * 1.3 + 12 + (FONT["small"] * 2.6 if n > shown else 0)
-        across = width_pt * 0.95 / (max(2 ** (levels - 1), min(shown, row_cells)) + 0.6)
+        # 0.97: what constrained layout leaves of the width around an Axes with no axis
+        across = width_pt * 0.97 / (_span(levels, shown, row_cells) + 0.6)
         down = (height_pt - title_pt - text_pt) / _height(levels, shown, row_cells)
         if min(across, down) >= pitch_pt:
             return levels
@@ -85,7 +96,10 @@ def _level_rows(dues: np.ndarray, first_hidden_level: int, scale: TimeScale) -> 
     return rows
 
 
-@design_picture("heap", title="heap", size=(5.6, 4.4), in_panels=True)
+# 4.15 in (415 px; 553 px in projector type): whole in a side-by-side column of 427 px at
+# a 900 px page (5.6 in scrolled sideways there: 564 px in 427), with room for a 6-entry
+# heap's three levels; long titles wrap (set_title)
+@design_picture("heap", title="heap", size=(4.15, 4.4), in_panels=True)
 def plot_heap(
     snapshot: Any,
     *,
@@ -141,7 +155,7 @@ def plot_heap(
     levels = _levels_that_fit(ax, _pitch_pt(longest, 4.0), n, wanted_levels, row_cells)
     shown = min(n, 2**levels - 1)
     depth = levels - 1
-    width = float(max(2**depth, min(shown, row_cells)))
+    width = _span(levels, shown, row_cells)
     array_rows = math.ceil(shown / row_cells) if shown else 0
     top = -_LEVEL_GAP * depth - 1.2  # the array's first row
     table = _level_rows(np.array([d for _, d in heap]), levels, scale) if n > shown else []

@@ -67,7 +67,9 @@ def _angle(b: float, step: float) -> float:
     return 90.0 - (b + 0.5) * step
 
 
-@design_picture("wheel", title="wheel", size=(5.4, 4.6), in_panels=True, takes_now=True)
+# 4.0 in (400 px; 533 px in projector type) with the legend under the ring: whole in a
+# side-by-side column of 427 px at a 900 px page (5.4 in, legend beside, scrolled: 564 in 427)
+@design_picture("wheel", title="wheel", size=(4.0, 5.0), in_panels=True, takes_now=True)
 def plot_wheel(
     snapshot: Any,
     *,
@@ -163,7 +165,9 @@ def plot_wheel(
         if k in seen
     ]
     section = "job: #task +turns left" if detailed else "jobs per bucket"
-    add_legend(ax, [Section(section, handles)])
+    legend = add_legend(ax, [Section(section, handles)])
+    if legend is not None and _narrow(ax):
+        _legend_below(legend)
     # tick numbers of a real clock's wheel count from 1970: only small ones are worth reading
     tick_text = f"tick {cursor:,} = " if cursor < 1_000_000 else ""
     hand_at = origin + cursor * tick  # an unused real-clock wheel's hand is still in 1970
@@ -191,6 +195,17 @@ def plot_wheel(
     if labels:
         _drop_overlapping(ax, labels)
     return ax
+
+
+def _narrow(ax: Axes) -> bool:
+    """Whether ``ax``'s figure is too narrow for the legend beside the ring (under 5 in)."""
+    return float(root_figure(ax).get_figwidth()) < 5.0
+
+
+def _legend_below(legend: Any) -> None:
+    """Put ``legend`` under the ring, centred (constrained layout makes room for it)."""
+    legend.set_loc("upper center")
+    legend.set_bbox_to_anchor((0.5, -0.01), transform=legend.axes.transAxes)
 
 
 def _ring(ax: Axes, slots: int, step: float, cursor_bucket: int, occupied: np.ndarray) -> None:
