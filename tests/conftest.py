@@ -280,7 +280,9 @@ def browser():
     return _SHARED_BROWSER.get()
 
 
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item, nextitem):
+    yield  # after the test's own fixtures are torn down (they close their pages)
     if nextitem is None or "browser" not in getattr(nextitem, "fixturenames", ()):
         _SHARED_BROWSER.stop()
 

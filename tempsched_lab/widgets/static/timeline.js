@@ -573,12 +573,13 @@ class View {
     const key = s.rowsApplied + '|' + s.first + '|' + this.v0 + '|' + this.v1 + '|' + s.taskLanes.length + '|' + m.get('now');
     let c = this.laneCache;
     if (!c || c.key !== key || c.store !== s) {
-      const v0 = this.v0, v1 = this.v1, busy = [], quiet = [];
+      const v0 = this.v0, v1 = this.v1, fresh = [], busy = [], quiet = [];
       for (const id of s.taskLanes) {
         const info = s.taskInfo.get(id);
         if (!(info.tFirst <= v1 && (info.open.size > 0 || info.tLast >= v0))) continue;
-        (this.busyIn(info, v0, v1) ? busy : quiet).push(id);
+        (this.freshIn(info, v0, v1) ? fresh : this.busyIn(info, v0, v1) ? busy : quiet).push(id);
       }
+      busy.unshift(...fresh);
       let rejectRow = false; // rejections are logged in time order: a binary search finds one in view
       const rj = s.rejects;
       let lo = 0, hi = rj.length;
@@ -603,17 +604,26 @@ class View {
              } };
   }
 
-  // Is a task busy in [v0, v1]: a run of it running there (its bar overlaps the range) or due
-  // there, a pending run overdue by then (waiting for its executor), or a run just queued (its
-  // schedule() call in the last tenth of the visible span before now: the task a user has just
-  // scheduled shows at once, even when it falls due beyond the view)?
-  busyIn(info, v0, v1) {
+  // Is a task just queued: a pending run, not a periodic re-arm, whose schedule() call is in
+  // the last tenth of the visible span before now? Its lane comes first, so the task a user has
+  // just scheduled shows at once, even when the view holds many busy lanes.
+  freshIn(info, v0, v1) {
     const now = this.model.get('now'), recent = now - (v1 - v0) / 10;
+    for (const r of info.open) {
+      if (Number.isFinite(r.started) || Number.isFinite(r.evt) || r.periodic) continue;
+      if (r.sched >= recent && r.sched >= v0 && r.sched <= v1) return true;
+    }
+    return false;
+  }
+
+  // Is a task busy in [v0, v1]: a run of it running there (its bar overlaps the range) or due
+  // there, or a pending run overdue by then (waiting for its executor)?
+  busyIn(info, v0, v1) {
+    const now = this.model.get('now');
     for (const r of info.open) { // pending or running: these reach now
       const start = Number.isFinite(r.started) ? r.started : r.evt;
       if (Number.isFinite(start)) { if (start <= v1 && now >= v0) return true; continue; }
       if (Number.isFinite(r.due) && r.due <= v1 && Math.max(r.due, now) >= v0) return true;
-      if (r.sched >= recent && r.sched >= v0 && r.sched <= v1) return true;
     }
     for (const r of this.visibleRuns(info, false, v0, v1)) {
       if (Number.isFinite(r.due) && r.due >= v0 && r.due <= v1) return true;
