@@ -107,8 +107,8 @@ def build_parser() -> CommandParser:
             "Serve NOTEBOOK as a web page with Voila (the 'notebooks' extra), on 127.0.0.1,\n"
             "with the project's page template: Voila's own asks a CDN for two icon fonts\n"
             "that no page of ours shows (offline, in a classroom, those requests only fail).\n"
-            "Each cell's output shows as soon as the cell has run (Voila's progressive\n"
-            "rendering), so the first picture does not wait for the last cell.\n"
+            "--VoilaConfiguration.progressive_rendering=True shows each cell's output as\n"
+            "soon as it has run (it can lose a cell's widgets: see docs/widgets.md).\n"
             "NOTEBOOK is required; options after it are optional and go to Voila as they\n"
             "are (--port=8866, --no-browser, ...).\n"
             "Plain `voila NOTEBOOK` serves the same page, with those two requests."
@@ -290,16 +290,11 @@ def voila_command(notebook: Path, options: list[str]) -> tuple[list[str], dict[s
         if any(o.startswith(("--ip", "--Voila.ip")) for o in options)
         else ["--Voila.ip=127.0.0.1"]
     )
-    # each cell's output is sent as soon as the cell has run: the first picture shows while
-    # later cells (a sweep, a cluster) still run (measured: docs/widgets.md, "Pages paint at
-    # once")
-    progressive = (
-        []
-        if any("progressive_rendering" in o for o in options)
-        else ["--VoilaConfiguration.progressive_rendering=True"]
-    )
+    # Voila's progressive rendering is not the default: with it, a cell that displays a widget
+    # and then returns another showed neither (tests/browser/busy_lanes.ipynb's second cell;
+    # docs/widgets.md, "First paint in Voila"); a user may still ask for it
     command = [
-        sys.executable, "-m", "voila", str(notebook), "--template=tempsched", *ip, *progressive
+        sys.executable, "-m", "voila", str(notebook), "--template=tempsched", *ip
     ]  # fmt: skip
     return [*command, *options], env
 
