@@ -2,8 +2,9 @@
 
 Every decision is taken, and every log row numbered, under one lock. The
 scheduler's state is declared in :meth:`Scheduler.__init__`. Its public names
-are what users call; its collaborators talk to small port objects
-(:mod:`tempsched_lab.ports`) whose members are the scheduler's private methods:
+are what users call; its five collaborators receive what they need explicitly,
+and those that call back talk to small port objects (:mod:`tempsched_lab.ports`)
+whose members are the scheduler's private methods:
 
 * the clock's **driver** (:mod:`tempsched_lab.clock`) decides *when* to fire: a
   worker thread for a real clock, the stepping caller for a virtual one; it
@@ -16,8 +17,8 @@ are what users call; its collaborators talk to small port objects
   to the scheduler's :class:`~tempsched_lab.ports.RunPort` (``run_started`` /
   ``run_ended``);
 * the **recorder** (:class:`tempsched_lab.recorder.Recorder`) writes one row per step;
-* a **facade** (the compat ``TemporalScheduler``) submits its own request records
-  through a :class:`~tempsched_lab.ports.FacadePort`.
+* the compat **facade** (:class:`tempsched_lab.compat.TemporalScheduler`) submits its
+  own request records through a :class:`~tempsched_lab.ports.FacadePort`.
 
 Tasks never run before their due time, a raising task (or ``Event``) never
 stops the others, and a driver that dies makes ``schedule`` raise instead of
