@@ -20,7 +20,12 @@ The scheduler makes its clock port and its run port itself (one of each, in
 
 A port's members are the scheduler's own (private) bound methods, bound once
 when the port is made: a collaborator's call costs what calling the scheduler
-directly did (no second Python call per dispatch). A port is checked against
+directly did (no second Python call per dispatch). Measured with
+``benchmarks/instructions.py`` (n = 5,000, instructions per operation, before the
+ports -> bound ports -> ports whose methods call the scheduler's): the simulation
+with the log off 52,854 -> 53,095 (+0.5 %) -> 53,535 (+1.3 %); a one-shot
+scheduled then fired 99,809 -> 99,872 (+0.1 %) -> 100,562 (+0.8 %); a periodic
+run, log off, 47,350 -> 47,441 (+0.2 %) -> 47,863 (+1.1 %). A port is checked against
 its protocol structurally: ``mypy --strict`` infers each member's type from the
 bound method and checks it against the member it stands for (the block at the
 end of this module, and every place a port is handed over);
@@ -76,6 +81,7 @@ class ClockPort:
 
     def __init__(self, scheduler: Scheduler) -> None:
         self._scheduler = scheduler  # (for the repr)
+        # bound once: no call more per dispatch than before the port (see the module's doc)
         self.next_fire_time = scheduler._next_fire_time
         self.fire_due = scheduler._fire_due
         self.fire_next = scheduler._fire_next
@@ -103,6 +109,7 @@ class RunPort:
         self.token = scheduler.token
         self.loop = scheduler.loop
         self.clock = scheduler.clock
+        # bound once: no call more per run than before the port (see the module's doc)
         self.run_started = scheduler._run_started
         self.run_ended = scheduler._run_ended
 
