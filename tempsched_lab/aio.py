@@ -226,7 +226,8 @@ class AsyncioClock(Clock):
         return driver
 
     def driver_of(self, target: object) -> LoopDriver | None:
-        """The driver attached to ``target`` (a scheduler), if any."""
+        """The driver attached to ``target`` (what :meth:`attach` was given: a scheduler's
+        :class:`~tempsched_lab.ports.ClockPort`), if any."""
         return self._drivers.get(target)
 
     def __repr__(self) -> str:

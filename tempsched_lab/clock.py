@@ -2,8 +2,9 @@
 
 The scheduler never calls ``time.*`` itself. A clock gives it *now* and, when
 the scheduler attaches, a :class:`Driver`: the thing that notices that work is
-due and asks the scheduler to fire it. The scheduler only offers the small
-:class:`Drivable` protocol (when is the next group due, fire what is due now),
+due and asks the scheduler to fire it. The driver is given the scheduler's
+clock port (:class:`~tempsched_lab.ports.ClockPort`), a small :class:`Drivable`
+(when is the next group due, fire what is due now), and calls nothing else,
 so a new kind of clock needs no change in the scheduler.
 
 * :class:`RealClock` reads ``time.monotonic()`` (wall-clock jumps never move a
@@ -55,11 +56,14 @@ DEFAULT_SPIN = 0.00025
 
 
 class Drivable(Protocol):
-    """What a clock's driver needs from a scheduler (its side of the clock protocol).
+    """What a clock's driver needs from what it drives (its side of the clock protocol).
 
-    The first four members are required; the last two have defaults that a target gets
-    by naming this class as a base (``class Calendar(Drivable): ...``), as every built-in
-    target does. A clock calls only these members: a new clock needs nothing else.
+    A scheduler attaches its :class:`~tempsched_lab.ports.ClockPort` (never itself: its
+    public names are its users'); the lab's pool attaches a
+    :class:`~tempsched_lab.lab.pool.Calendar`. The first four members are required; the
+    last two have defaults that a target gets by naming this class as a base (``class
+    Calendar(Drivable): ...``), as every built-in target does. A clock calls only these
+    members: a new clock needs nothing else.
     """
 
     def next_fire_time(self) -> float | None:
@@ -168,7 +172,8 @@ class Clock(Protocol):
         ...
 
     def attach(self, target: Drivable, name: str) -> Driver:
-        """Start driving ``target``; returns the driver the scheduler wakes and stops."""
+        """Start driving ``target`` (a scheduler's clock port); returns the driver the
+        scheduler wakes and stops."""
         ...
 
     def inherited_by_fork(self) -> None:

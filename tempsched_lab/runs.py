@@ -2,7 +2,8 @@
 
 A :class:`Runner` is what every executor strategy calls (see
 :mod:`tempsched_lab.executors`); it works outside the scheduler's lock and
-reports to its :class:`RunHost` (the scheduler), whose two state transitions
+reports to its :class:`RunHost` (the scheduler's
+:class:`~tempsched_lab.ports.RunPort`), whose two state transitions
 ``run_started`` / ``run_ended`` take the lock and write the log rows.
 
 Whatever a task raises is recorded as that run's failure and never reaches the
@@ -42,7 +43,8 @@ run_token: contextvars.ContextVar[int | None] = contextvars.ContextVar(
 
 
 class RunHost(Protocol):
-    """What a :class:`Runner` needs from the scheduler."""
+    """What a :class:`Runner` needs from the scheduler: its
+    :class:`~tempsched_lab.ports.RunPort` (the scheduler's public names are its users')."""
 
     #: identifies the scheduler in ``in_task.token`` (picklable: it crosses to process pools)
     token: int

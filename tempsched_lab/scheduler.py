@@ -1,17 +1,24 @@
 """The scheduler: one lock, the decision tree, runs, periodic re-arms, cancel, shutdown.
 
 Every decision is taken, and every log row numbered, under one lock. The
-scheduler's state is declared in :meth:`Scheduler.__init__`; four collaborators
-receive what they need explicitly:
+scheduler's state is declared in :meth:`Scheduler.__init__`. Its public names
+are what users call; its five collaborators receive what they need explicitly,
+and those that call back talk to small port objects (:mod:`tempsched_lab.ports`)
+whose members are the scheduler's private methods:
 
 * the clock's **driver** (:mod:`tempsched_lab.clock`) decides *when* to fire: a
   worker thread for a real clock, the stepping caller for a virtual one; it
-  calls :meth:`Scheduler.fire_due` and is woken by :meth:`Driver.wake
+  calls the scheduler's :class:`~tempsched_lab.ports.ClockPort` (``fire_due``,
+  ``next_fire_time``...) and is woken by :meth:`Driver.wake
   <tempsched_lab.clock.Driver.wake>` when the head moves earlier;
 * the **launcher** (:mod:`tempsched_lab.executors`) decides *where* runs happen;
+  it talks only to the runner;
 * the **runner** (:mod:`tempsched_lab.runs`) runs one task and reports back
-  through :meth:`Scheduler.run_started` / :meth:`Scheduler.run_ended`;
-* the **recorder** (:class:`tempsched_lab.recorder.Recorder`) writes one row per step.
+  to the scheduler's :class:`~tempsched_lab.ports.RunPort` (``run_started`` /
+  ``run_ended``);
+* the **recorder** (:class:`tempsched_lab.recorder.Recorder`) writes one row per step;
+* the compat **facade** (:class:`tempsched_lab.compat.TemporalScheduler`) submits its
+  own request records through a :class:`~tempsched_lab.ports.FacadePort`.
 
 Tasks never run before their due time, a raising task (or ``Event``) never
 stops the others, and a driver that dies makes ``schedule`` raise instead of
@@ -49,6 +56,7 @@ from .decision import Case, Decision, classify
 from .executors import Launcher, LauncherFactory, make_launcher
 from .log import EventLog
 from .moment import Moment
+from .ports import ClockPort, RunPort
 from .queues import TimerQueue, make_queue
 from .recorder import Recorder, RecorderFactory, StepRecorder, traceback_text
 from .registry import live_schedulers, register
@@ -206,15 +214,21 @@ class Scheduler:
         clock = RealClock() if clock is None else clock
         if not isinstance(clock, Clock):  # the declared protocol (see docs/extending.md)
             raise TypeError(f"clock={clock!r}: expected a RealClock, a VirtualClock or a Clock")
+        #: The clock: where *now* comes from (``s.clock.now()``; a virtual clock is stepped here).
         self.clock: Clock = clock
         origin = clock.origin
         #: The clock value users see as ``0.000 s``: the clock's origin (see :attr:`time_scale`).
         self.time_origin: float = float(origin) if isinstance(origin, (int, float)) else 0.0
+        #: The queue design holding the pending tasks (read it; change it through the doors).
         self.queue: TimerQueue = make_queue(queue, **dict(queue_options or {}))
+        #: The grid due times are rounded up to, in seconds (``None``: no grid).
         self.resolution: float | None = check.check_resolution(resolution)
+        #: The misfire policy of periodic tasks that name none.
         self.misfire: str = check.check_misfire(misfire)
+        #: The name given (see ``name=``), or ``None``.
         self.name = name
-        #: identifies this scheduler's runs (``in_task.token``) even in other processes
+        #: Identifies this scheduler's runs, even in other processes: inside one of its
+        #: runs, ``tempsched_lab.runs.in_task.token == s.token``.
         self.token: int = id(self)
         #: the event loop that awaits coroutine actions (``None``: ``asyncio.run`` per run)
         self.loop: asyncio.AbstractEventLoop | None = loop if loop is not None else _running_loop()
@@ -225,6 +239,7 @@ class Scheduler:
         if recorder is not None and not callable(recorder):
             raise TypeError(f"recorder={recorder!r}: expected a factory (log, queue) -> recorder")
         log = bool(log) and recorder is None  # another recorder: the log stays empty
+        #: The event log: one row per step (``s.log.to_frame()``).
         self.log = EventLog(
             max_log_rows,
             enabled=log,
@@ -259,7 +274,7 @@ class Scheduler:
             clock.from_datetime,
             self.resolution,
         )
-        self._runner = Runner(self)
+        self._runner = Runner(RunPort(self))
         self._launcher: Launcher = make_launcher(
             executor,
             virtual=bool(clock.virtual),
@@ -267,10 +282,12 @@ class Scheduler:
             max_workers=max_workers,
             on_idle=self._notify_settled,
         )
-        #: the start of a lone run is recorded with its dispatch (see :meth:`fire_due`)
+        #: the start of a lone run is recorded with its dispatch (see :meth:`_fire_next`)
         self._starts_inline = bool(clock.virtual) and bool(self._launcher.runs_in_caller)
         self._site: tuple[str, int] | None = register(self, name)
-        self._driver: Driver = clock.attach(self, f"tempsched-worker-{name or hex(id(self))}")
+        self._driver: Driver = clock.attach(
+            ClockPort(self), f"tempsched-worker-{name or hex(id(self))}"
+        )
         #: the driver's ``lost()``, if it can die without telling (an event loop closed)
         driver = self._driver
         self._lost: Callable[[], BaseException | None] | None = (
@@ -390,7 +407,8 @@ class Scheduler:
             raise error
         return ids
 
-    def submit_request(
+    # -- for facades (tempsched_lab.ports.FacadePort) --------------------------------------
+    def _submit_request(
         self,
         task: Task,
         *,
@@ -399,14 +417,8 @@ class Scheduler:
         origin: Origin | str = Origin.USER,
         full: bool = True,
     ) -> Any:
-        """Decide on a request record built by the caller (for facades such as ``compat``).
-
-        ``task`` carries the action and its arguments *as given* (no conversion:
-        the caller chose them; e.g. the reference API passes any iterable of
-        arguments, and keyword arguments that only fail when the task runs).
-        ``at``/``delay`` are checked like :meth:`schedule`'s. Returns the
-        :class:`Decision`, or only the task ID with ``full=False``.
-        """
+        """:meth:`FacadePort.submit_request <tempsched_lab.ports.FacadeHost.submit_request>`:
+        a request record built by a facade, its arguments kept as given (the fourth door)."""
         code = _origin_code(origin)
         try:
             request = self._requests.timed(task, at, delay)
@@ -414,6 +426,22 @@ class Scheduler:
             self._record_invalid(task.action, task.args, task.period, task.label, code, exc)
             raise
         return self._submit((request,), code, full)
+
+    def _read_records(
+        self, fn: Callable[[Iterable[tuple[float, Iterable[Task]]], Iterable[Task]], Any]
+    ) -> Any:
+        """:meth:`FacadePort.read_records <tempsched_lab.ports.FacadeHost.read_records>`:
+        ``fn(points, running)`` under the lock (the compat facade's ``ts.timer``)."""
+        with self._lock:
+            return fn(self.queue.points(), tuple(self._running.values()))
+
+    def _record_rejection(
+        self, action: Any, args: Any, period: Any, label: Any, origin: Origin | str,
+        exc: BaseException,
+    ) -> None:  # fmt: skip
+        """:meth:`FacadePort.record_rejection
+        <tempsched_lab.ports.FacadeHost.record_rejection>`: a facade's own ``reject`` row."""
+        self._record_invalid(action, args, period, label, Origin(origin).code, exc)
 
     def _record_bad_options(
         self, action: Any, args: Any, options: Mapping[str, Any], origin: int, exc: BaseException
@@ -633,6 +661,12 @@ class Scheduler:
         """The state of a task (pending, running, done, failed, cancelled) and its next due time.
 
         Raises ``KeyError`` for an ID this scheduler never issued.
+
+        >>> from tempsched_lab import VirtualClock
+        >>> s = Scheduler(VirtualClock())
+        >>> st = s.status(s.schedule(print, at=2.5, period=1.0))
+        >>> st.state.name, st.next_due, st.period
+        ('PENDING', 2.5, 1.0)
         """
         task_id = task_id_of(task_id)
         scale = TimeScale(self.time_origin)
@@ -679,69 +713,114 @@ class Scheduler:
         Kept for the last failure of every live task and the
         :data:`KEEP_EXCEPTIONS` most recent others; the locals of their
         traceback frames are released (the log's ``detail`` keeps the text).
+
+        >>> from tempsched_lab import VirtualClock
+        >>> clock = VirtualClock()
+        >>> s = Scheduler(clock)
+        >>> tid = s.schedule(int, at=1.0, args=("not a number",))
+        >>> _ = clock.run_until_idle()
+        >>> s.status(tid).state.name, type(s.exception(tid)).__name__
+        ('FAILED', 'ValueError')
         """
         with self._lock:
             return self._exceptions.get(task_id_of(task_id))
 
     @property
     def pending(self) -> int:
-        """Tasks waiting in the queue."""
+        """Tasks waiting in the queue.
+
+        >>> from tempsched_lab import VirtualClock
+        >>> s = Scheduler(VirtualClock())
+        >>> _ = s.schedule(print, at=1.0)
+        >>> s.pending, s.running
+        (1, 0)
+        """
         return len(self.queue)
 
     @property
     def running(self) -> int:
-        """Runs dispatched and not finished yet."""
+        """Runs dispatched and not finished yet (see :attr:`pending` for an example)."""
         return len(self._running)
 
     @property
     def closed(self) -> bool:
-        """True after :meth:`shutdown` (or once the worker died)."""
+        """True after :meth:`shutdown` (or once the worker died: see :attr:`worker_error`).
+
+        >>> from tempsched_lab import VirtualClock
+        >>> s = Scheduler(VirtualClock())
+        >>> s.closed, s.shutdown(), s.closed
+        (False, [], True)
+        """
         return self._closed or self._worker_error is not None
 
     @property
     def worker_error(self) -> BaseException | None:
-        """Why the worker died, if it did (it should not: please report it)."""
+        """Why the worker died, if it did (it should not: please report it); ``None`` else.
+
+        Once it is set, :attr:`closed` is true and :meth:`schedule` raises
+        :class:`SchedulerClosedError` with this error as its cause; read it here
+        without provoking one (an :class:`~tempsched_lab.AsyncScheduler` whose
+        event loop was closed reports the closed loop here).
+
+        >>> from tempsched_lab import VirtualClock
+        >>> Scheduler(VirtualClock()).worker_error is None
+        True
+        """
         return self._worker_error
 
     @property
     def executor_kind(self) -> str:
-        """Where runs happen: ``"inline"``, ``"thread"``, ``"pool"`` or ``"executor"``."""
+        """Where runs happen: ``"inline"``, ``"thread"``, ``"pool"``, ``"executor"``, or the
+        ``kind`` of a launcher of your own (``executor=``).
+
+        >>> from tempsched_lab import VirtualClock
+        >>> Scheduler(VirtualClock()).executor_kind  # the default on a virtual clock
+        'inline'
+        >>> with Scheduler(executor="thread") as s:
+        ...     s.executor_kind
+        'thread'
+        """
         return self._launcher.kind
 
     @property
     def has_worker(self) -> bool:
-        """True when a worker thread waits for due times (a real clock)."""
+        """True when something fires due tasks without being asked (a real clock's worker
+        thread, an :class:`~tempsched_lab.AsyncioClock`'s event loop): :meth:`wait_idle`
+        can then wait for them. False on a virtual clock, which fires only when stepped.
+
+        >>> from tempsched_lab import VirtualClock
+        >>> Scheduler(VirtualClock()).has_worker
+        False
+        >>> with Scheduler() as s:
+        ...     s.has_worker
+        True
+        """
         return self._driver.blocking
 
     @property
     def worker_thread(self) -> threading.Thread | None:
-        """The worker thread of a real clock (``None`` for a virtual clock)."""
+        """The thread that fires due tasks (a real clock's worker, named
+        ``tempsched-worker-<name>`` in thread dumps); ``None`` when there is none (a
+        virtual clock, an event loop). Inline runs happen on it.
+
+        >>> with Scheduler(name="demo") as s:
+        ...     s.worker_thread.name, s.worker_thread.daemon
+        ('tempsched-worker-demo', True)
+        """
         return self._driver.thread
 
-    def read_records(
-        self, fn: Callable[[Iterable[tuple[float, Iterable[Task]]], Iterable[Task]], Any]
-    ) -> Any:
-        """Call ``fn(points, running)`` under the lock and return what it returns (facades).
-
-        ``points`` are the pending time points, earliest first, as ``(due, tasks)``;
-        ``running`` the tasks whose run is in flight. These are the scheduler's own
-        records, for facades that show the queue in their own shape (the compat facade's
-        ``ts.timer``): ``fn`` reads them, copies what it keeps, changes nothing, and returns
-        quickly (it holds the scheduler's lock).
-        """
-        with self._lock:
-            return fn(self.queue.points(), tuple(self._running.values()))
-
-    def record_rejection(
-        self, action: Any, args: Any, period: Any, label: Any, origin: Origin | str,
-        exc: BaseException,
-    ) -> None:  # fmt: skip
-        """Write the ``reject`` row of a request a facade refused before submitting it
-        (its own argument checks), as :meth:`schedule` does for its own."""
-        self._record_invalid(action, args, period, label, Origin(origin).code, exc)
-
     def snapshot(self) -> Any:
-        """A consistent :class:`~tempsched_lab.queues.QueueSnapshot` of the queue."""
+        """A consistent :class:`~tempsched_lab.queues.QueueSnapshot` of the queue alone (the
+        plots of a queue design draw one); :meth:`moment` adds the log position, the runs
+        in flight and the clock.
+
+        >>> from tempsched_lab import VirtualClock
+        >>> s = Scheduler(VirtualClock())
+        >>> _ = s.schedule(print, at=1.0); _ = s.schedule(print, at=1.0, args=(2,))
+        >>> snap = s.snapshot()
+        >>> snap.design, snap.head_time, sorted(snap.tasks)
+        ('sorteddict', 1.0, [0, 1])
+        """
         with self._lock:
             return self.queue.snapshot(self.time_origin)
 
@@ -783,8 +862,8 @@ class Scheduler:
                 time_scale=TimeScale(self.time_origin),
             )
 
-    # -- firing: drivers decide when, one dispatch path runs -------------------------------
-    def next_fire_time(self) -> float | None:
+    # -- firing (tempsched_lab.ports.ClockPort): drivers decide when, one dispatch path runs --
+    def _next_fire_time(self) -> float | None:
         """When the earliest pending group fires (or a dispatched run waits to start)."""
         with self._lock:
             nxt = self.queue.next_time()
@@ -793,11 +872,11 @@ class Scheduler:
             return waiting
         return nxt
 
-    def fire_due(self, now: float) -> None:
+    def _fire_due(self, now: float) -> None:
         """Dispatch every group due by ``now`` (a driver's call; see :meth:`fire_next`)."""
-        self.fire_next(now, None)
+        self._fire_next(now, None)
 
-    def fire_next(
+    def _fire_next(
         self, until: float, move: Callable[[float], float | None] | None, limit: int = 1
     ) -> int:
         """The one dispatch path: take what is due, set Events, hand runs to the launcher.
@@ -857,7 +936,7 @@ class Scheduler:
                 launcher.launch(runs)
         return fired
 
-    def periodic_runs_until(self, t: float) -> int:
+    def _periodic_runs_until(self, t: float) -> int:
         """At least how many runs the pending periodic tasks have due up to ``t``.
 
         A virtual clock asks before it takes on a long window (``advance(1e9)`` with a
@@ -872,13 +951,13 @@ class Scheduler:
                 runs += int((t - task.due) // period) + 1
         return runs
 
-    def woke(self, now: float, notified: bool, wait: float | None) -> None:
+    def _woke(self, now: float, notified: bool, wait: float | None) -> None:
         """Record that the worker's wait ended."""
         with self._lock:
             if self._rec is not None and not self._closed:
                 self._rec.woke(max(now, self.clock.now()), notified, wait)
 
-    def driver_died(self, error: BaseException) -> None:
+    def _driver_died(self, error: BaseException) -> None:
         """The worker failed (a bug): refuse new work from now on, and wake every waiter."""
         with self._lock:
             self._worker_error = error
@@ -911,7 +990,7 @@ class Scheduler:
         try:
             task.action.set()  # type: ignore[union-attr]
         except BaseException as exc:  # recorded as a failed run; the batch goes on
-            self.run_ended(task, due, None, None, exc)
+            self._run_ended(task, due, None, None, exc)
             return
         with self._lock:
             now = self.clock.now()
@@ -920,8 +999,8 @@ class Scheduler:
                 self._rec.event_set(now, task, due)
             self._finished(task, now, None)
 
-    # -- runs (called by the runner, outside the lock) ----------------------------------
-    def run_started(self, task: Task, due: float, dispatched: float) -> float:
+    # -- runs (tempsched_lab.ports.RunPort: the runner's calls, outside the lock) ---------
+    def _run_started(self, task: Task, due: float, dispatched: float) -> float:
         """Record a run's start; returns the start time."""
         with self._lock:
             started = self.clock.now()
@@ -930,7 +1009,7 @@ class Scheduler:
                 self._rec.started(started, task, due, dispatched)
             return started
 
-    def run_ended(
+    def _run_ended(
         self,
         task: Task,
         due: float,
@@ -1097,6 +1176,12 @@ class Scheduler:
         """Block until nothing is pending or running (real clock); False on timeout.
 
         Periodic tasks never leave the scheduler idle: cancel them first.
+
+        >>> with Scheduler() as s:
+        ...     _ = s.schedule(print, delay=0.01, args=("done",))
+        ...     s.wait_idle(timeout=5)
+        done
+        True
         """
         if not self._driver.blocking:
             raise RuntimeError("wait_idle() needs a real clock; use clock.run_until_idle()")
@@ -1136,7 +1221,7 @@ class Scheduler:
         self._launcher.abandon_if_closed()
         error = self._driver.lost()
         if error is not None and self._worker_error is None:
-            self.driver_died(error)
+            self._driver_died(error)
 
     def shutdown(
         self, wait: bool = True, timeout: float | None = None, cancel_pending: bool = True
@@ -1154,6 +1239,12 @@ class Scheduler:
         this scheduler's tasks, which would wait for itself (whatever the executor).
         In a child process of ``os.fork()`` a scheduler inherited from the parent is a
         dead copy: this returns ``[]`` and touches nothing the parent owns.
+
+        >>> from tempsched_lab import VirtualClock
+        >>> s = Scheduler(VirtualClock())
+        >>> _ = s.schedule(print, at=5.0)
+        >>> [st.state.name for st in s.shutdown()], s.shutdown()
+        (['DROPPED'], [])
         """
         if self._forked is not None:
             return []

@@ -34,6 +34,7 @@ from tempsched_lab.aio import (
     shutdown_async,
     wait_idle_async,
 )
+from tempsched_lab.ports import FacadePort
 from tempsched_lab.runs import run_token
 from tempsched_lab.task import Task
 
@@ -535,7 +536,7 @@ def test_r9_a_plain_scheduler_on_a_closed_loops_clock_raises_on_schedule_too():
         lambda: s.schedule(print, delay=0.01),
         lambda: s.schedule_decision(print, delay=0.01),
         lambda: s.schedule_many([(print, s.clock.now() + 1.0)]),
-        lambda: s.submit_request(Task(0.0, print, (), None, None), delay=0.01),
+        lambda: FacadePort(s).submit_request(Task(0.0, print, (), None, None), delay=0.01),
     ):
         with pytest.raises(SchedulerClosedError, match=r"event loop .* was closed"):
             call()

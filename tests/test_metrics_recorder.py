@@ -30,6 +30,7 @@ from tempsched_lab.lab import (
     simulate,
 )
 from tempsched_lab.lab.metrics import METRICS, recorded_metrics, run_metrics
+from tempsched_lab.ports import FacadePort
 from tempsched_lab.recorder import MetricsRecorder, Recorder, StepRecorder
 
 DESIGNS = ("sorteddict", "heap", "wheel(tick=0.001)")
@@ -124,7 +125,7 @@ def _script(s: Scheduler, clock: VirtualClock) -> None:
     """Steps the lab's workloads do not take: rejections, events, a dropped task, a stop."""
     with pytest.raises(ValueError):  # case 1: in the past
         s.schedule(print, at=99.0)
-    s.record_rejection(print, (), None, None, "user", ValueError("bad"))  # invalid input
+    FacadePort(s).record_rejection(print, (), None, None, "user", ValueError("bad"))  # invalid
     event = threading.Event()
     s.schedule(event, at=101.0)
     tid = s.schedule(len, at=102.0, args=("ab",), period=0.5)

@@ -1,11 +1,13 @@
 """Every collaborator of the scheduler conforms to the protocol it belongs to (issue 35, item 1).
 
-A clock, a driver, a launcher, a launcher factory, a clock's target (``Drivable``) and a
-runner's host (``RunHost``) each have a declared protocol; the core asks nothing else of them
-(no ``getattr``/``hasattr``/signature probe: checked below on the core's source). Each
-built-in collaborator, and each example of docs/extending.md, names its protocol as a base
-(so mypy checks its signatures) or, for the scheduler itself, is checked structurally here;
-for every member: present, and a method's parameters named as the protocol names them.
+A clock, a driver, a launcher, a launcher factory, a clock's target (``Drivable``), a
+runner's host (``RunHost``) and a facade's host (``FacadeHost``) each have a declared
+protocol; the core asks nothing else of them (no ``getattr``/``hasattr``/signature probe:
+checked below on the core's source). Each built-in collaborator, and each example of
+docs/extending.md, names its protocol as a base (so mypy checks its signatures); the
+scheduler's ports (``tempsched_lab/ports.py``, item 2) are checked structurally, by mypy in
+that module and here on a port made for a scheduler. For every member: present, and a
+method's parameters named as the protocol names them.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from tempsched_lab.executors import (
 )
 from tempsched_lab.lab.pool import Calendar, VirtualPool
 from tempsched_lab.lab.pool import PoolLauncher as LabPoolLauncher
+from tempsched_lab.ports import ClockPort, FacadeHost, FacadePort, RunPort
 from tempsched_lab.runs import RunHost
 from tempsched_lab.scenarios import SimulatedWorker
 from tempsched_lab.scenarios import _SimulatedLauncher as SimulatedLauncher
@@ -70,7 +73,7 @@ IMPLEMENTERS: dict[type, list[type]] = {
         LabPoolLauncher,
         DOCS["_NewestFirstLauncher"],
     ],
-    Drivable: [Scheduler, Calendar],
+    Drivable: [ClockPort, Calendar],
     LauncherFactory: [
         ThreadPerRun,
         LoopExecutor,
@@ -79,11 +82,14 @@ IMPLEMENTERS: dict[type, list[type]] = {
         SimulatedWorker,
         DOCS["NewestFirst"],
     ],
-    RunHost: [Scheduler],
+    RunHost: [RunPort],
+    FacadeHost: [FacadePort],
 }
-#: structural only (by design): the scheduler is the one target and host; factories are
-#: user objects of any kind (``executor=`` dispatches on them)
-STRUCTURAL = {Drivable: {Scheduler}, RunHost: {Scheduler}, LauncherFactory: {"*"}}
+#: structural only (by design): the ports hold the scheduler's bound methods (checked on an
+#: instance); factories are user objects of any kind (``executor=`` dispatches on them)
+STRUCTURAL = {Drivable: {ClockPort}, RunHost: {RunPort}, FacadeHost: {FacadePort}}
+STRUCTURAL[LauncherFactory] = {"*"}
+PORTS = {ClockPort, RunPort, FacadePort}
 
 
 def _members(protocol: type) -> dict[str, Any]:
@@ -126,6 +132,9 @@ def test_each_collaborator_conforms_to_its_protocol(protocol: type, cls: type) -
     structural = STRUCTURAL.get(protocol, set())
     if cls not in structural and "*" not in structural:
         assert protocol in cls.__mro__, f"{cls.__name__} should name {protocol.__name__} as a base"
+    if cls in PORTS:  # its members are set on the instance: check one, made for a scheduler
+        _check_port(protocol, cls(Scheduler(VirtualClock())))
+        return
     for name, declared in _members(protocol).items():
         if declared is inspect.Parameter.empty:  # a data member without a default
             assert hasattr(cls, name) or re.search(rf"self\.{name}\b.*=", inspect.getsource(cls)), (
@@ -143,18 +152,49 @@ def test_each_collaborator_conforms_to_its_protocol(protocol: type, cls: type) -
             assert got[: len(want)] == want, (cls.__name__, name, got, want)
 
 
+def _check_port(protocol: type, port: Any) -> None:
+    """Every member of ``protocol`` on ``port``, nothing public beyond them, each method a
+    bound method of the scheduler taking the protocol's parameters, named alike."""
+    members = _members(protocol)
+    public = {n for n in dir(port) if not n.startswith("_")}
+    assert public == set(members), (type(port).__name__, public ^ set(members))
+    for name, declared in members.items():
+        mine = getattr(port, name)
+        if not inspect.isfunction(declared):  # a data member (``token``, ``clock``...)
+            continue
+        assert inspect.ismethod(mine), (name, mine)  # a bound method of the core, no wrapper
+        want = list(inspect.signature(declared).parameters)[1:]  # (``self`` aside)
+        got = list(inspect.signature(mine).parameters)
+        assert got[: len(want)] == want, (type(port).__name__, name, got, want)
+
+
+def test_the_scheduler_talks_to_its_collaborators_through_its_ports():
+    """A clock drives the scheduler's clock port, the runner reports to its run port; the
+    scheduler itself is never handed to a collaborator (its public names are its users')."""
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    (driver,) = clock._drivers
+    assert type(driver.target) is ClockPort and driver.target.fire_due.__self__ is s
+    assert type(s._runner._host) is RunPort and s._runner._host.run_ended.__self__ is s
+    with Scheduler() as real:
+        assert type(real._driver._target) is ClockPort
+
+
 def test_the_optional_members_have_defaults_and_the_required_do_not():
     """What a new collaborator must write, and what it gets by naming its protocol."""
-    optional = {p.__name__: sorted(_optional(p)) for p in (Clock, Driver, Launcher, Drivable)}
+    protocols = (Clock, Driver, Launcher, Drivable, RunHost, FacadeHost)
+    optional = {p.__name__: sorted(_optional(p)) for p in protocols}
     assert optional == {
         "Clock": ["inherited_by_fork", "origin"],
         "Driver": ["can_be_lost", "lost", "thread"],
         "Launcher": ["abandon_if_closed", "runs_in_caller"],
         "Drivable": ["fire_next", "periodic_runs_until"],
+        "RunHost": [],
+        "FacadeHost": [],
     }
 
 
-@pytest.mark.parametrize("module", ["scheduler.py", "clock.py", "runs.py"])
+@pytest.mark.parametrize("module", ["scheduler.py", "clock.py", "runs.py", "ports.py"])
 def test_the_core_probes_no_collaborator(module: str) -> None:
     """No getattr/hasattr/signature probe on a clock, driver, launcher, target or host is
     left in the core (issue 35 counted 8 + 3 + 1). What remains reads a thread-local

@@ -24,6 +24,7 @@ from tempsched_lab import (
     audit,
 )
 from tempsched_lab.clock import DEFAULT_SPIN
+from tempsched_lab.ports import ClockPort
 
 
 def noop(*args, **kwargs):
@@ -485,7 +486,8 @@ def test_context_manager_shuts_down():
 
 def test_a_dead_worker_makes_schedule_raise_with_the_cause():
     s = Scheduler()
-    s.driver_died(MemoryError("simulated"))  # what the worker calls if its loop ever fails
+    # what the worker calls, through the scheduler's clock port, if its loop ever fails
+    ClockPort(s).driver_died(MemoryError("simulated"))
     with pytest.raises(SchedulerClosedError, match="worker died") as info:
         s.schedule(noop, delay=1)
     assert isinstance(info.value.__cause__, MemoryError)

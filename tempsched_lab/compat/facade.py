@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import RealClock
 from ..executors import ThreadPerRun
+from ..ports import FacadePort
 from ..scheduler import PastTimeError, Scheduler
 from ..task import CancelResult, Origin, PeriodicTask, Task, TaskState, short_repr
 from ..validation import MAX_HORIZON, check_number
@@ -136,7 +137,9 @@ class TemporalScheduler:
             name=name,
         )
         self._wall = WallScale(clock) if not virtual and hasattr(clock, "from_wall") else None
-        self._submit = self.scheduler.submit_request  # bound once: one lookup less per call
+        #: what the facade calls beyond the user's API (the scheduler's facade port)
+        self._port = port = FacadePort(self.scheduler)
+        self._submit = port.submit_request  # bound once: one lookup less per call
         self._cancel = self.scheduler.cancel
         self._done = threading.Event()
         self._timer = TimerView(self)
@@ -399,7 +402,7 @@ class TemporalScheduler:
     def _periodic(
         self, callback: Any, args: Any, kwargs: Any, label: str | None, period: Any
     ) -> _PeriodicRequest:
-        period = self.scheduler._requests.period(period)  # requests.py's checks, once
+        period = self._port.check_period(period)  # requests.py's checks, once
         return _PeriodicRequest(
             0.0, callback, args, kwargs, label, period, False, self.scheduler.misfire
         )
@@ -415,7 +418,7 @@ class TemporalScheduler:
     ) -> None:
         """Write the ``reject`` row the core writes for its own argument errors."""
         label = comment if isinstance(comment, str) else None
-        self.scheduler.record_rejection(callback, args, period, label, Origin.COMPAT, exc)
+        self._port.record_rejection(callback, args, period, label, Origin.COMPAT, exc)
 
     def _keep_alive(self) -> None:
         while not self._done.wait(0.5):

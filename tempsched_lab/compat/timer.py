@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sortedcontainers import SortedDict
 
-    from ..scheduler import Scheduler
+    from ..ports import FacadeHost
     from ..task import Task
     from .facade import TemporalScheduler
 
@@ -107,7 +107,7 @@ class TimerView:
         offset = 0.0 if facade._wall is None else facade._wall.offset
         return [
             (_wall_key(group[0], offset), _FrozenList(_action(f, offset) for f in group))
-            for group in _grouped(_records(facade.scheduler))
+            for group in _grouped(_records(facade._port))
         ]
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -139,10 +139,10 @@ class TimerView:
 _Fields = tuple[int, Any, Any, float, int, Any, Any, Any, Any, Any]
 
 
-def _records(scheduler: Scheduler) -> list[tuple[float, _Fields]]:
+def _records(port: FacadeHost) -> list[tuple[float, _Fields]]:
     """``(due, fields)`` of every pending task, and of every periodic task in flight at its
     next due time (the reference re-queues it when the run starts), read under the lock."""
-    out: list[tuple[float, _Fields]] = scheduler.read_records(_collect)
+    out: list[tuple[float, _Fields]] = port.read_records(_collect)
     out.sort(key=lambda item: item[0])  # stable: each time point keeps its insertion order
     return out
 
