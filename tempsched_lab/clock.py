@@ -163,6 +163,10 @@ class Clock(Protocol):
     #: The clock value users see as ``0.000 s`` (see :mod:`tempsched_lab.timescale`).
     origin: float = 0.0
 
+    #: True when ``now()`` is ``time.monotonic()`` plus a constant, so that a wall scale
+    #: may read the C call instead of the method (:class:`~tempsched_lab.wallclock.WallScale`).
+    monotonic_based: bool = False
+
     def now(self) -> float:
         """The current time in seconds on this clock's scale."""
         ...

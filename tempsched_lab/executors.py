@@ -259,10 +259,8 @@ def make_launcher(
         from .dask import DaskExecutor
 
         executor = DaskExecutor(executor)
-    factory = getattr(executor, "make_launcher", None)
-    if callable(factory):  # a launcher factory (LoopExecutor, DaskExecutor, your own)
-        launcher: Launcher = factory(runner, on_idle)
-        return launcher
+    if isinstance(executor, LauncherFactory):  # LoopExecutor, DaskExecutor, your own
+        return executor.make_launcher(runner, on_idle)
     if isinstance(executor, Executor):
         return ExecutorLauncher(runner, executor)
     if max_workers is not None and (

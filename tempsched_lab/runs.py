@@ -18,7 +18,7 @@ import contextvars
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .task import Task
 
@@ -322,6 +322,7 @@ class Launcher(Protocol):
         return None
 
 
+@runtime_checkable
 class LauncherFactory(Protocol):
     """An executor that makes its own launcher: ``ThreadPerRun``, ``LoopExecutor``,
     ``DaskExecutor``, your own (what ``executor=`` takes besides names and executors)."""

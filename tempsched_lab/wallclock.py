@@ -45,7 +45,7 @@ class WallScale:
 
     def __init__(self, clock: Clock) -> None:
         self.read: Callable[[], float]
-        if getattr(clock, "monotonic_based", False):
+        if clock.monotonic_based:
             self.read = time.monotonic
             m = time.monotonic()
             self._base = clock.now() - m  # read after m: errs late, never early

@@ -121,7 +121,7 @@ class TemporalScheduler:
         self._epsilon_given = time_epsilon
         self.time_epsilon: float | None = _check_epsilon(time_epsilon)
         clock = RealClock() if clock is None else clock
-        virtual = bool(getattr(clock, "virtual", False))
+        virtual = clock.virtual
         if executor is None or executor == "thread":
             # the reference's runs are non-daemon threads: the interpreter waits for them
             executor = "inline" if virtual and executor is None else ThreadPerRun(daemon=False)
@@ -136,7 +136,7 @@ class TemporalScheduler:
             misfire=misfire,
             name=name,
         )
-        self._wall = WallScale(clock) if not virtual and hasattr(clock, "from_wall") else None
+        self._wall = None if virtual else WallScale(clock)
         #: what the facade calls beyond the user's API (the scheduler's facade port)
         self._port = port = FacadePort(self.scheduler)
         self._submit = port.submit_request  # bound once: one lookup less per call
