@@ -9,9 +9,9 @@ The project's template splits such a message (``tempsched_lab/widgets/voila_temp
 
 The race depends on the machine's load, so the test makes it happen every time: it holds the
 kernel's messages to the page until the cell's result has reached the page, then lets them go
-(Playwright's ``route_web_socket``). Before the template's fix: outputs two, three and five and
-the texts after a widget were missing (the page showed ``one``, ``four`` and ``five`` only);
-after: all of them, in the cell's order.
+(Playwright's ``route_web_socket``). Before the template's fix the widgets ``two`` and ``three``
+and the texts after a widget were missing (cells showing fewer outputs than sent: 2 of 5 and
+1 of 2); after: all of them, in the cell's order.
 
 Every page the other browser tests open through ``voilakit.wait_voila_page`` is checked the
 same way without the delay (``voilakit.check_every_output_shown``): every output the server
