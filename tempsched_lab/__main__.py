@@ -107,8 +107,9 @@ def build_parser() -> CommandParser:
             "Serve NOTEBOOK as a web page with Voila (the 'notebooks' extra), on 127.0.0.1,\n"
             "with the project's page template: Voila's own asks a CDN for two icon fonts\n"
             "that no page of ours shows (offline, in a classroom, those requests only fail).\n"
-            "--VoilaConfiguration.progressive_rendering=True shows each cell's output as\n"
-            "soon as it has run (it can lose a cell's widgets: see docs/widgets.md).\n"
+            "Each cell's output shows as soon as the cell has run (Voila's progressive\n"
+            "rendering), so the first picture does not wait for the last cell; turn it off\n"
+            "with --VoilaConfiguration.progressive_rendering=False.\n"
             "NOTEBOOK is required; options after it are optional and go to Voila as they\n"
             "are (--port=8866, --no-browser, ...).\n"
             "Plain `voila NOTEBOOK` serves the same page, with those two requests."
@@ -290,11 +291,17 @@ def voila_command(notebook: Path, options: list[str]) -> tuple[list[str], dict[s
         if any(o.startswith(("--ip", "--Voila.ip")) for o in options)
         else ["--Voila.ip=127.0.0.1"]
     )
-    # Voila's progressive rendering is not the default: with it, a cell that displays a widget
-    # and then returns another showed neither (tests/browser/busy_lanes.ipynb's second cell;
-    # docs/widgets.md, "First paint in Voila"); a user may still ask for it
+    # each cell's output is sent as soon as the cell has run: the first picture shows while later
+    # cells still run (first widget of notebook 09 under load: 11.9 s whole, 6.6 s progressive;
+    # docs/widgets.md, "First paint in Voila"). Voila 0.5 dropped a cell's outputs after a
+    # widget the page had not heard of yet: the tempsched template's page splits them.
+    progressive = (
+        []
+        if any("progressive_rendering" in o for o in options)
+        else ["--VoilaConfiguration.progressive_rendering=True"]
+    )
     command = [
-        sys.executable, "-m", "voila", str(notebook), "--template=tempsched", *ip
+        sys.executable, "-m", "voila", str(notebook), "--template=tempsched", *ip, *progressive
     ]  # fmt: skip
     return [*command, *options], env
 

@@ -635,6 +635,20 @@ def test_the_progress_widget_shows_the_same_numbers():
     assert "stopped by KeyboardInterrupt" in p.widget.children[1].value
 
 
+def test_a_bar_made_beforehand_is_filled_by_the_sweep():
+    # notebook 10 shows its bar in a cell before the sweep's (under Voila a cell's outputs come
+    # when the cell has run): the sweep counts in that bar, from its own start
+    out = io.StringIO()
+    ticks = iter([0.0, 0.0, 10.0, 10.0] + [11.0] * 50)
+    bar = Progress(1, mode="lines", stream=out, every=0.0, clock=lambda: next(ticks))
+    results = small_experiment(repeats=1).run(progress=bar)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "lab: 0 of 1 runs done, 1 left"  # made, before the sweep
+    assert lines[1] == "lab: 0 of 4 runs done, 4 left"  # the sweep begins: its own total
+    assert lines[-1] == "lab: 4 runs done in 1.000 s"  # timed from the sweep's start
+    assert bar.done == bar.total == len(results) == 4
+
+
 def test_an_experiment_reports_progress_in_lines_outside_notebooks(capsys):
     small_experiment(repeats=1).run()
     err = capsys.readouterr().err

@@ -19,7 +19,9 @@ Without Chromium, Playwright or Voila the tests are skipped, unless ``REQUIRE_E2
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -92,10 +94,12 @@ class VoilaServer:
     """``tempsched-lab serve <target> --no-browser`` from the repository root, as the README says.
 
     ``target`` is a notebook (``notebooks/05_live_dashboard.ipynb``: the page is at ``/``) or a
-    folder (pages at ``/voila/render/<name>``). The server's output goes to ``artifacts/<log>``.
+    folder (pages at ``/voila/render/<name>``); ``options`` go to Voila after the README's
+    (``--VoilaConfiguration.progressive_rendering=False``). The server's output goes to
+    ``artifacts/<log>``.
     """
 
-    def __init__(self, target: str, log_name: str) -> None:
+    def __init__(self, target: str, log_name: str, options: tuple[str, ...] = ()) -> None:
         reason = missing()
         if reason:
             unavailable(reason)
@@ -108,7 +112,7 @@ class VoilaServer:
         self.proc = subprocess.Popen(
             [
                 sys.executable, "-m", "tempsched_lab", "serve", target, "--no-browser",
-                f"--port={self.port}", "--VoilaConfiguration.show_tracebacks=True",
+                f"--port={self.port}", "--VoilaConfiguration.show_tracebacks=True", *options,
             ],
             cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: voila and its kernels
@@ -270,6 +274,7 @@ def wait_voila_page(page: Any, url: str, ready: str, timeout_ms: int = 120_000) 
     """Open ``url`` and wait until ``ready`` (a CSS selector) is visible; returns the seconds."""
     from playwright.sync_api import expect
 
+    sent = record_cell_outputs(page)
     started = time.monotonic()
     page.goto(url, wait_until="commit", timeout=timeout_ms)
     page.locator(ready).first.wait_for(state="visible", timeout=timeout_ms)
@@ -277,7 +282,66 @@ def wait_voila_page(page: Any, url: str, ready: str, timeout_ms: int = 120_000) 
     # while later cells still run: wait until every cell has been run and shown
     page.wait_for_function(ALL_CELLS_SHOWN_JS, timeout=timeout_ms)
     expect(page.get_by_text("Loading widget")).to_have_count(0, timeout=30_000)
-    return time.monotonic() - started
+    seconds = time.monotonic() - started
+    check_every_output_shown(page, sent)
+    return seconds
+
+
+def record_cell_outputs(page: Any) -> dict[int, int]:
+    """From now on, how many outputs the server sends ``page`` for each cell (progressive pages).
+
+    Voila's progressive rendering sends each cell's outputs on the ``/voila/execution/`` socket
+    (``execution_result``); the returned dict fills in as they come: ``{cell-index: outputs}``,
+    counted as an output area shows them (consecutive stream outputs of one name are one).
+    """
+    sent: dict[int, int] = {}
+
+    def on_frame(payload: str | bytes) -> None:
+        if isinstance(payload, bytes) or '"execution_result"' not in payload:
+            return
+        message = json.loads(payload)["payload"]
+        shown, last_stream = 0, None
+        for output in message["output_cell"].get("outputs", []):
+            stream = output.get("name") if output.get("output_type") == "stream" else None
+            shown += stream is None or stream != last_stream
+            last_stream = stream
+        sent[int(message["cell_index"]) + 1] = shown  # the page's cell-index counts from 1
+
+    def on_socket(socket: Any) -> None:
+        if "/voila/execution/" in socket.url:
+            socket.on("framereceived", on_frame)
+
+    page.on("websocket", on_socket)
+    return sent
+
+
+#: JavaScript: ``{cell-index: outputs shown}`` for the cells of a progressively rendered page
+#: (an output area's own children, not those of an ``Output`` widget inside it).
+SHOWN_OUTPUTS_JS = """() => Object.fromEntries([...document.querySelectorAll('[cell-index]')].map(
+    c => [c.getAttribute('cell-index'), c.querySelectorAll(
+        ':scope .jp-Cell-outputWrapper > .jp-Cell-outputArea > .jp-OutputArea-child').length]))"""
+
+
+def check_every_output_shown(page: Any, sent: dict[int, int], timeout_ms: int = 30_000) -> None:
+    """Every output the server sent for each cell is in the page (a progressive page).
+
+    A widget whose model the page has not met yet is added when it arrives: wait for that,
+    bounded, then name the cells that show fewer outputs than they were sent.
+    """
+    from playwright.sync_api import Error
+
+    if not sent:
+        return  # rendered whole by the server: the HTML carried the outputs
+    expected = {str(cell): count for cell, count in sent.items()}
+    with contextlib.suppress(Error):  # the assertion below says which cells
+        page.wait_for_function(
+            f"""() => {{ const shown = ({SHOWN_OUTPUTS_JS})(), sent = {json.dumps(expected)};
+                return Object.entries(sent).every(([c, n]) => (shown[c] || 0) >= n); }}""",
+            timeout=timeout_ms,
+        )
+    shown = page.evaluate(SHOWN_OUTPUTS_JS)
+    lost = {c: (shown.get(c, 0), n) for c, n in expected.items() if shown.get(c, 0) < n}
+    assert not lost, f"cells showing fewer outputs than the server sent (shown, sent): {lost}"
 
 
 #: JavaScript: true once the page shows every cell. A progressively rendered page (Voila 0.5

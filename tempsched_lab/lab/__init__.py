@@ -29,7 +29,7 @@ tidy pandas DataFrame with one row per run::
 :mod:`~.experiment`                :class:`Experiment`: the grid, repeats, seeds, results
 :mod:`~.backends`                  where runs go: serially, any ``concurrent.futures``
                                    executor, a Dask ``distributed.Client``
-:mod:`~.progress`                  a progress bar (ipywidgets) or plain lines
+:mod:`~.progress`                  :class:`Progress`: a bar (ipywidgets) or plain lines
 :mod:`~.figures`                   figures that compare: lateness ECDFs, a measure against
                                    a parameter, the case mix
 :mod:`~.stats`                     tables: :func:`summarize` (bootstrap intervals),
@@ -47,6 +47,7 @@ from .distributions import Distribution, exponential, fixed, lognormal, pareto, 
 from .experiment import Experiment, ExperimentError, NoSuchRun, RowMismatchError, Run
 from .mainguard import UnguardedMainError
 from .metrics import METRICS, run_metrics
+from .progress import Progress
 from .simulate import Simulation, WorkloadFailure, simulate
 from .stats import compare, summarize
 from .tables import with_units
@@ -59,6 +60,7 @@ __all__ = [
     "Experiment",
     "ExperimentError",
     "NoSuchRun",
+    "Progress",
     "RowMismatchError",
     "Run",
     "RunConfig",

@@ -64,6 +64,7 @@ from ..task import short_repr
 from .backends import RunOutcome, RunTask, build_workload, outcomes, shown_params
 from .config import RECORDS, SCHEDULER_KEYS, plain, run_config
 from .metrics import METRICS
+from .progress import Progress
 
 if TYPE_CHECKING:
     import numpy as np
@@ -396,7 +397,7 @@ class Experiment:
         executor: Any = None,
         *,
         workers: int | None = None,
-        progress: str | None = "auto",
+        progress: str | Progress | None = "auto",
         resume: bool = False,
     ) -> pd.DataFrame:
         """Make every run; returns :attr:`results` (one row per run, in run order).
@@ -406,7 +407,9 @@ class Experiment:
                 any ``concurrent.futures.Executor``, or a Dask ``distributed.Client``.
             workers: make a process pool of this size for the call.
             progress: ``"auto"`` (a bar in notebooks, lines elsewhere),
-                ``"widget"``, ``"lines"`` or ``None``.
+                ``"widget"``, ``"lines"``, ``None``, or a :class:`Progress` made
+                beforehand (shown in an earlier cell: a page served by Voila then shows
+                the bar while the sweep runs).
             resume: keep the runs already in :attr:`results` and make only the
                 others (after an error or an interrupt).
 
@@ -414,13 +417,15 @@ class Experiment:
             ExperimentError: a run failed; the runs finished before it are in
                 :attr:`results` and in the error's ``results``.
         """
-        from .progress import Progress
-
         if not resume:
             self._rows.clear()
             self._samples.clear()
         todo = [run for run in self.runs if run.index not in self._rows]
-        bar = Progress(len(self.runs), done=len(self._rows), mode=progress)
+        if isinstance(progress, Progress):
+            bar = progress
+            bar.begin(len(self.runs), done=len(self._rows))
+        else:
+            bar = Progress(len(self.runs), done=len(self._rows), mode=progress)
         error: BaseException | None = None
         try:
             # closed on the way out, so a pool is stopped when a run fails or Ctrl-C comes,

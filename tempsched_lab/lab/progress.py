@@ -108,6 +108,29 @@ class Progress:
         return line
 
     # -- updates -------------------------------------------------------------------------
+    def begin(self, total: int, *, done: int = 0) -> None:
+        """A sweep of ``total`` runs starts now, ``done`` of them kept from before.
+
+        ``Experiment.run(progress=bar)`` calls it, so a bar made (and shown) in an earlier cell
+        counts from the sweep's start: under Voila a cell's outputs reach the page when the cell
+        has run, so a bar shown by the sweep's own cell would come only at its end.
+
+        >>> import io
+        >>> out = io.StringIO()
+        >>> bar = Progress(1, mode="lines", stream=out)
+        >>> bar.begin(3)
+        >>> out.getvalue().splitlines()[-1]
+        'lab: 0 of 3 runs done, 3 left'
+        """
+        self.total = total
+        self.done = self._first = done
+        self._started = self._clock()
+        self._last = -float("inf")
+        if self.mode == "widget":
+            self._bar.max = max(total, 1)
+            self._bar.bar_style = ""
+        self._show(force=True)
+
     def update(self, done: int) -> None:
         """``done`` runs are finished now."""
         self.done = done
