@@ -42,6 +42,7 @@ _KIND_BY_FILE = {
     "test_timeline_widget_browser.py": "browser",
     "test_remote_voila.py": "browser",
     "test_fit_browser.py": "browser",
+    "test_progressive_browser.py": "browser",
 }
 
 
