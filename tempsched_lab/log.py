@@ -3,10 +3,10 @@
 The scheduler's :class:`~tempsched_lab.recorder.Recorder` writes one row per step
 (through the log's :class:`LogWriter`) while the scheduler holds its lock, so ``seq`` is
 gapless and the log order is the true order. Rows are stored as small tuples
-(appending never builds a DataFrame); full chunks of rows are compacted in the
-background into per-kind numpy arrays (about half the memory), and
-:meth:`EventLog.to_frame` builds a typed pandas DataFrame on demand. Neither numpy
-nor pandas is imported until a frame is asked for.
+(appending never builds a DataFrame); full chunks of 4,096 rows are compacted in
+the background into per-kind plain columns (:mod:`~tempsched_lab.logcolumns`: about a
+quarter of the memory), and :meth:`EventLog.to_frame` builds a typed pandas DataFrame
+on demand. Neither numpy nor pandas is imported until a frame is asked for.
 
 >>> from tempsched_lab import Scheduler, VirtualClock
 >>> s = Scheduler(VirtualClock())

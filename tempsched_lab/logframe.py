@@ -3,10 +3,11 @@
 Everything here follows the tables of :mod:`tempsched_lab.schema`: the stores
 give each column's numpy dtype, missing value and frame dtype; the derived rules
 give the computed columns. ``import tempsched_lab`` does not load this module
-(nor numpy and pandas) until a log's first chunk is compacted or a frame is asked
-for, and compaction needs numpy only: pandas (0.44 s of CPU to import on the
-project's machine, on the compactor thread while the scheduler runs) waits for
-the first frame.
+(nor numpy and pandas) until a frame is asked for or a spilled segment is
+written: a log's chunks are compacted without them
+(:mod:`tempsched_lab.logcolumns`), so a script that never asks for a frame never
+pays their import (~25 MB resident, ~0.5 s of CPU, on the compactor thread while
+the scheduler ran).
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ import numpy as np
 from .logcolumns import Compact, Same, Texts, float_or_nan, stored_in_range
 from .schema import COLUMNS, COMMON, DERIVED, KINDS, LAYOUTS, ORIGINS, STORES, Store
 
-__all__ = ["Columns", "Compact", "columns_of", "compact_columns", "concat_columns", "frame_of", "typed_frame"]
+__all__ = [
+    "Columns",
+    "Compact",
+    "columns_of",
+    "compact_columns",
+    "concat_columns",
+    "frame_of",
+    "typed_frame",
+]
 
 #: One numpy array per stored column (plus ``dispatched``, kept for ``queue_delay``).
 Columns = dict[str, np.ndarray]
@@ -81,7 +90,7 @@ def _array(field: Any, spec: Store, n: int) -> np.ndarray:
         if spec.numpy == "float64":
             return np.full(n, float_or_nan(value))
         if spec.numpy != "object":
-            value = stored_in_range([value], spec)[0]
+            value = spec.missing if value is None else stored_in_range([value], spec)[0]
             return np.full(n, value, dtype=spec.numpy)
         out = np.empty(n, dtype=object)
         out[:] = [value] * n
