@@ -15,11 +15,11 @@ few percent of the GIL on a busy process once held hundreds of dropped chunks he
 At interpreter exit the thread is **parked** (an :mod:`atexit` hook, which runs once
 non-daemon threads were joined and before the interpreter is torn down): it takes no
 new work, finishes the item in hand, and ends; the hook waits for it (at most
-:data:`PARK_TIMEOUT` seconds). A daemon thread still inside a library's C++ code (pyarrow, writing a segment) when the
-interpreter is finalized aborts the whole process (``terminate called without an
-active exception``, status 134). Chunks left uncompacted stay as tuples, which
-readers convert on demand. A child process made by ``os.fork()`` starts a thread of
-its own when it first needs one.
+:data:`PARK_TIMEOUT` seconds). A daemon thread still inside a library's C++ code
+(pyarrow, writing a segment) when the interpreter is finalized aborts the whole
+process (``terminate called without an active exception``, status 134). Chunks left
+uncompacted stay as tuples, which readers convert on demand. A child process made
+by ``os.fork()`` starts a thread of its own when it first needs one.
 """
 
 from __future__ import annotations
