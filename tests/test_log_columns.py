@@ -142,9 +142,11 @@ def test_compacting_imports_neither_numpy_nor_pandas():
     assert found["frame"] == 20_000 and found["now"]
 
 
-#: RSS per pending task, log on, measured as benchmarks/bench_memory.py does: 478-480 B
+#: RSS per pending task, log on, measured as benchmarks/bench_memory.py does: 478-489 B
 #: (3 fresh processes, Python 3.11, Linux x86-64); the reference package 624 B the same way.
-RSS_BOUND = 560
+#: The margin covers a compactor thread starved of the GIL: at most 4 chunks wait for it
+#: (log.COMPACT_BACKLOG) before the recording thread compacts them, ~55 B a task more.
+RSS_BOUND = 600
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
