@@ -14,13 +14,13 @@ reading) gives the bytes Python objects hold, and the breakdown by allocation
 site is printed with ``--where``.
 
 Variants: ours with the log on and off (default queue, real clock); the log on
-with numpy and pandas imported before the first reading (the log's compactor
-imports them when the first 65,536-row chunk fills: ~25 MB, a one-off that a
-reading taken before or after it counts or not); and the reference package
-``temporal-scheduler`` (``schedule_task(..., task_args=(i,))``). Two variants
-patch ``tempsched_lab.log.CHUNK`` (65,536 rows) to 8,192 and 4,096 before the
-scheduler is made: what a smaller unit of compaction would save (the log's
-storage is not changed by this script).
+with numpy and pandas imported before the first reading (a script that also builds
+frames: the log itself imports neither until a frame is asked for); and the
+reference package ``temporal-scheduler`` (``schedule_task(..., task_args=(i,))``).
+Before issue 35 the log compacted 65,536-row chunks into numpy arrays (1,096 B per
+task, log on; the compaction's numpy and pandas import counted or not depending on
+the timing); it now compacts 4,096-row chunks into plain columns
+(``tempsched_lab/logcolumns.py``).
 """
 
 from __future__ import annotations
@@ -38,11 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: the scheduler of the variant, made in the child: ``add(i)`` schedules task i, ``close()``
 _VARIANT = r"""
 import time
-if "numpy imported" in VARIANT:  # what the log's compactor imports on its first chunk
+if "numpy imported" in VARIANT:  # what a script that builds frames has imported
     import numpy, pandas
-if "-row chunks" in VARIANT:  # the log's storage as it could be: smaller chunks
-    import tempsched_lab.log
-    tempsched_lab.log.CHUNK = int(VARIANT.split("-row chunks")[0].split()[-1].replace(",", ""))
 def noop(*args):
     return None
 if VARIANT.startswith("ours"):
@@ -105,8 +102,6 @@ print(json.dumps(out))
 VARIANTS = (
     "ours, log on",
     "ours, log on, numpy imported first",
-    "ours, log on, numpy imported first, 8,192-row chunks",
-    "ours, log on, numpy imported first, 4,096-row chunks",
     "ours, log off",
     "reference",
 )

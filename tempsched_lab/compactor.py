@@ -1,8 +1,9 @@
 """The logs' one background thread: compacts full chunks, writes spilled segments, seals tails.
 
-A chunk of row tuples costs about twice the memory of the same rows as per-kind
-numpy arrays; converting a 65,536-row chunk takes tens of milliseconds, which the
-recorder must not spend while it holds a scheduler's lock. Sealed chunks are
+A chunk of row tuples costs three to four times the memory of the same rows as
+per-kind plain columns (:mod:`tempsched_lab.logcolumns`); converting a 4,096-row chunk
+takes a few milliseconds, which the recorder must not spend while it holds a
+scheduler's lock. Sealed chunks are
 queued here and converted (and, for a spilled log, written) by a single daemon
 thread shared by every log, which also calls the ``tick`` of each log that bounds
 how long a row may wait unwritten (:func:`every`).
@@ -14,11 +15,11 @@ few percent of the GIL on a busy process once held hundreds of dropped chunks he
 At interpreter exit the thread is **parked** (an :mod:`atexit` hook, which runs once
 non-daemon threads were joined and before the interpreter is torn down): it takes no
 new work, finishes the item in hand, and ends; the hook waits for it (at most
-:data:`PARK_TIMEOUT` seconds). A daemon thread still inside numpy's C++ code when the
-interpreter is finalized aborts the whole process (``terminate called without an
-active exception``, status 134). Chunks left uncompacted stay as tuples, which
-readers convert on demand. A child process made by ``os.fork()`` starts a thread of
-its own when it first needs one.
+:data:`PARK_TIMEOUT` seconds). A daemon thread still inside a library's C++ code
+(pyarrow, writing a segment) when the interpreter is finalized aborts the whole
+process (``terminate called without an active exception``, status 134). Chunks left
+uncompacted stay as tuples, which readers convert on demand. A child process made
+by ``os.fork()`` starts a thread of its own when it first needs one.
 """
 
 from __future__ import annotations

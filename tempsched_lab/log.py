@@ -3,10 +3,10 @@
 The scheduler's :class:`~tempsched_lab.recorder.Recorder` writes one row per step
 (through the log's :class:`LogWriter`) while the scheduler holds its lock, so ``seq`` is
 gapless and the log order is the true order. Rows are stored as small tuples
-(appending never builds a DataFrame); full chunks of rows are compacted in the
-background into per-kind numpy arrays (about half the memory), and
-:meth:`EventLog.to_frame` builds a typed pandas DataFrame on demand. Neither numpy
-nor pandas is imported until a frame is asked for.
+(appending never builds a DataFrame); full chunks of 4,096 rows are compacted in
+the background into per-kind plain columns (:mod:`~tempsched_lab.logcolumns`: about a
+quarter of the memory), and :meth:`EventLog.to_frame` builds a typed pandas DataFrame
+on demand. Neither numpy nor pandas is imported until a frame is asked for.
 
 >>> from tempsched_lab import Scheduler, VirtualClock
 >>> s = Scheduler(VirtualClock())
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import compactor
+from .logcolumns import Compact
 from .schema import COLUMNS, COMMON, DERIVED, KIND_CODE, KINDS, LAYOUTS, ORIGINS, STORES
 from .subscriptions import Subscription
 from .timescale import ORIGIN_ATTR
@@ -39,13 +40,16 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .audit import AuditReport
-    from .logframe import Compact
 
 __all__ = ["EventLog", "HeldRows", "LogWriter", "Subscription", "read_log", "row_dict"]
 
 Row = tuple[Any, ...]
-#: Rows per chunk of an unbounded log: compacted (and spilled) a chunk at a time.
-CHUNK = 65_536
+#: Rows per chunk of an unbounded log: compacted a chunk at a time. The open chunk's row
+#: tuples (~333 B a schedule row, ~90 B once compacted) are the log's high-water mark of
+#: memory: RSS per pending task with the log on (100,000 tasks, docs/benchmarks.md, issue 35)
+#: was ~830 B with 65,536-row chunks (numpy imported first, 1,096 B without), ~610 B with
+#: 4,096; a spilled log's chunks are its segments (``spill_rows``) instead.
+CHUNK = 4_096
 #: Chunks of a spilled log that may wait unwritten before the recording thread writes one
 #: itself (the default ``spill_backlog`` is this many times ``spill_rows``).
 BACKLOG_CHUNKS = 4
@@ -88,7 +92,7 @@ class LogWriter:
     (-3.7 %), a periodic task's runs 75,811 -> 72,899 (-3.8 %; callgrind, 5,000 each).
 
     >>> EventLog().writer.room  # an empty chunk's rows
-    65536
+    4096
     """
 
     __slots__ = ("append", "room")
@@ -144,8 +148,6 @@ class _Chunk:
             rows = self.rows
             if rows is None:  # converted by another thread since we looked
                 return self.compact  # type: ignore[return-value]
-            from .logframe import Compact
-
             compact = Compact(rows, self.first)
             self.compact = compact  # set before dropping the rows: readers see one of them
             self.rows = None
@@ -594,7 +596,7 @@ class EventLog:
         self, chunks: list[_Chunk], tail: list[Row], tail_first: int, lo: int, hi: int
     ) -> pd.DataFrame:
         """The frame of seq ``lo:hi`` from a view taken by :meth:`_parts`."""
-        from .logframe import Compact, concat_columns, frame_of, slice_columns
+        from .logframe import concat_columns, frame_of, slice_columns
 
         parts = []
         for chunk in chunks:

@@ -3,25 +3,34 @@
 Everything here follows the tables of :mod:`tempsched_lab.schema`: the stores
 give each column's numpy dtype, missing value and frame dtype; the derived rules
 give the computed columns. ``import tempsched_lab`` does not load this module
-(nor numpy and pandas) until a log's first chunk is compacted or a frame is asked
-for, and compaction needs numpy only: pandas (0.44 s of CPU to import on the
-project's machine, on the compactor thread while the scheduler runs) waits for
-the first frame.
+(nor numpy and pandas) until a frame is asked for or a spilled segment is
+written: a log's chunks are compacted without them
+(:mod:`tempsched_lab.logcolumns`), so a script that never asks for a frame never
+pays their import (~25 MB resident, ~0.5 s of CPU, on the compactor thread while
+the scheduler ran).
 """
 
 from __future__ import annotations
 
-import math
+from array import array
 from collections.abc import Sequence
 from functools import cache
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .logcolumns import Compact, Same, Texts, float_or_nan, stored_in_range
 from .schema import COLUMNS, COMMON, DERIVED, KINDS, LAYOUTS, ORIGINS, STORES, Store
 
-__all__ = ["Columns", "Compact", "columns_of", "concat_columns", "frame_of", "typed_frame"]
+__all__ = [
+    "Columns",
+    "Compact",
+    "columns_of",
+    "compact_columns",
+    "concat_columns",
+    "frame_of",
+    "typed_frame",
+]
 
 #: One numpy array per stored column (plus ``dispatched``, kept for ``queue_delay``).
 Columns = dict[str, np.ndarray]
@@ -49,112 +58,59 @@ def _blank(store: str, n: int) -> np.ndarray:
     return np.full(n, fill, dtype=spec.numpy)
 
 
-class Compact:
-    """Rows stored per kind as numpy arrays: about half the memory of the row tuples.
-
-    ``kinds[i]`` is row ``i``'s kind code; ``parts[code]`` holds ``idx`` (the rows of
-    that kind) and one array per field of the kind's layout (common fields included).
-    """
-
-    __slots__ = ("first_seq", "kinds", "n", "parts")
-
-    def __init__(self, rows: Sequence[Row], first_seq: int) -> None:
-        # Each field is read with a C-level ``map(itemgetter(j), rows)`` into one list:
-        # no per-row object that the cyclic GC tracks is made, so the collector stays on
-        # (turning it off here, as before, turned it off for the whole process while the
-        # compactor thread worked) and costs nothing measurable. Transposing with
-        # ``zip(*rows)`` made one tracked iterator per row: ~90 collections per
-        # 65,536-row chunk, 17 ms of its ~60 ms with the collector on.
-        n = len(rows)
-        self.first_seq = first_seq
-        self.n = n
-        self.kinds = np.fromiter(map(_FIRST, rows), dtype=np.int8, count=n)
-        self.parts: dict[int, dict[str, np.ndarray]] = {}
-        for code in np.unique(self.kinds).tolist():
-            kind = KINDS[code]
-            idx = np.flatnonzero(self.kinds == code)
-            part = list(map(rows.__getitem__, idx.tolist())) if len(idx) < n else rows
-            arrays: dict[str, np.ndarray] = {"idx": idx.astype(np.int32)}
-            for j, name in enumerate(COMMON + LAYOUTS[kind], 1):
-                spec = STORES[_STORE_OF.get(name, "float")]
-                values = list(map(itemgetter(j), part))
-                try:
-                    arrays[name] = np.asarray(values, dtype=spec.numpy)
-                except OverflowError:  # an ID no task can have (cancel(2**63)): missing, and
-                    arrays[name] = _in_range(values, spec)  # every other row kept as it is
-            self.parts[code] = arrays
-
-    def rows(self) -> list[Row]:
-        """The stored tuples back (for ``row_dict`` readers of old rows)."""
-        out: list[Row | None] = [None] * self.n
-        for code, arrays in self.parts.items():
-            names = COMMON + LAYOUTS[KINDS[code]]
-            lists = [_plain(arrays[name]) for name in names]
-            for j, i in enumerate(arrays["idx"].tolist()):
-                out[i] = (code, *(values[j] for values in lists))
-        return out  # type: ignore[return-value]
-
-    def columns(self) -> Columns:
-        """Every column of the frame for these rows, derived columns included."""
-        n = self.n
-        cols = {c.name: _blank(c.store, n) for c in COLUMNS}
-        cols["seq"] = np.arange(self.first_seq, self.first_seq + n, dtype=np.int64)
-        cols["kind"] = self.kinds
-        cols["dispatched"] = np.full(n, np.nan)
-        for code, arrays in self.parts.items():
-            kind = KINDS[code]
-            idx = arrays["idx"]
-            for name in COMMON + LAYOUTS[kind]:
-                cols[name][idx] = arrays[name]
-            for rule in DERIVED:
-                if kind in rule.kinds:
-                    _derive(cols, idx, rule.target, rule.rule)
-        del cols["dispatched"]
-        return cols
+def compact_columns(compact: Compact) -> Columns:
+    """Every frame column of a compacted chunk (derived columns included), as numpy arrays."""
+    n = compact.n
+    cols = {c.name: _blank(c.store, n) for c in COLUMNS}
+    cols["seq"] = np.arange(compact.first_seq, compact.first_seq + n, dtype=np.int64)
+    cols["kind"] = np.frombuffer(compact.kinds, dtype=np.int8).copy()
+    cols["dispatched"] = np.full(n, np.nan)
+    for code, fields in compact.parts.items():
+        kind = KINDS[code]
+        found = fields.get("idx")
+        idx: Any = slice(None) if found is None else np.frombuffer(found, dtype=np.int32)
+        count = n if found is None else len(found)
+        for name in COMMON + LAYOUTS[kind]:
+            cols[name][idx] = _array(fields[name], _STORE_OF[name], count)
+        for rule in DERIVED:
+            if kind in rule.kinds:
+                _derive(cols, idx, rule.target, rule.rule)
+    del cols["dispatched"]
+    return cols
 
 
-_STORE_OF = {c.name: c.store for c in COLUMNS}
-_FIRST = itemgetter(0)
+#: each field's store (``dispatched``, stored for ``queue_delay`` but no column: a float)
+_STORE_OF = {c.name: STORES[c.store] for c in COLUMNS} | {"dispatched": STORES["float"]}
 
 
-def _in_range(values: Sequence[Any], spec: Store) -> np.ndarray:
-    """An integer column whose values do not all fit its dtype: those that do not are missing.
-
-    A row stores whatever integer it was given (``cancel()`` records the ID asked for, and
-    any int is a valid question: its answer is "not found"); the frame's integer columns are
-    int64. Before this, one such row made every ``to_frame()`` raise ``OverflowError``.
-
-    >>> _in_range([3, 2**63, -2**63 - 1, -5], STORES["int"]).tolist()
-    [3, -1, -1, -5]
-    >>> _in_range([1.5, 10**400, None], STORES["float"]).tolist()
-    [1.5, nan, nan]
-    """
-    if spec.numpy == "float64":
-        return np.asarray([_float_or_nan(v) for v in values], dtype=np.float64)
-    info = np.iinfo(spec.numpy)
-    missing = spec.missing if isinstance(spec.missing, int) else 0
-    kept = [v if info.min <= v <= info.max else missing for v in values]
-    return np.asarray(kept, dtype=spec.numpy)
-
-
-def _float_or_nan(value: Any) -> float:
+def _array(field: Any, spec: Store, n: int) -> np.ndarray:
+    """One stored field (see :mod:`tempsched_lab.logcolumns`) as a numpy array of its store."""
+    if isinstance(field, Same):
+        value = field.value
+        if spec.numpy == "float64":
+            return np.full(n, float_or_nan(value))
+        if spec.numpy != "object":
+            value = spec.missing if value is None else stored_in_range([value], spec)[0]
+            return np.full(n, value, dtype=spec.numpy)
+        out = np.empty(n, dtype=object)
+        out[:] = [value] * n
+        return out
+    if isinstance(field, array):
+        return np.frombuffer(field, dtype=field.typecode)
+    values = field.values() if isinstance(field, Texts) else field
+    if spec.numpy == "object":
+        out = np.empty(n, dtype=object)
+        out[:] = values
+        return out
     try:
-        return float(value) if value is not None else math.nan
-    except OverflowError:
-        return math.nan
-
-
-def _plain(values: np.ndarray) -> list[Any]:
-    """Array values as the Python objects rows hold (NaN floats back to ``None``)."""
-    items: list[Any] = values.tolist()
-    if values.dtype.kind == "f":
-        return [None if v != v else v for v in items]
-    return items
+        return np.asarray(values, dtype=spec.numpy)
+    except OverflowError:  # (kept as a list: not ints) an ID no task can have: missing
+        return np.asarray(stored_in_range(values, spec), dtype=spec.numpy)
 
 
 def columns_of(rows: Sequence[Row], first_seq: int) -> Columns:
     """Every frame column for stored rows (derived columns included)."""
-    return Compact(rows, first_seq).columns()
+    return compact_columns(Compact(rows, first_seq))
 
 
 def _derive(cols: Columns, idx: np.ndarray, target: str, rule: tuple[object, ...]) -> None:

@@ -170,24 +170,3 @@ def test_soak_20_seconds_of_1khz_and_churn_with_spill_stays_bounded(tmp_path: Pa
     assert len(on_disk) == s.log.next_seq  # nothing lost
     assert audit(on_disk).ok
     assert grown < 40 * 2**20, f"RSS grew {grown / 2**20:.1f} MiB in 15 s"
-
-
-def test_compacting_a_chunk_needs_numpy_but_not_pandas():
-    # A long log compacts its full chunks on a background thread; importing pandas
-    # there would cost a running program ~0.4 s of CPU it never asked for.
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\n"
-        "from tempsched_lab import Scheduler, VirtualClock\n"
-        "from tempsched_lab.compactor import wait_compacted\n"
-        "s = Scheduler(VirtualClock(), executor='inline')\n"
-        "s.schedule_many([dict(action=print, at=1.0 + i) for i in range(70_000)])\n"
-        "assert wait_compacted(60)\n"
-        "assert 'numpy' in sys.modules, 'nothing was compacted'\n"
-        "assert 'pandas' not in sys.modules, 'compaction imported pandas'\n"
-        "assert len(s.log.to_frame()) == 70_000 and 'pandas' in sys.modules\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
