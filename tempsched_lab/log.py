@@ -332,8 +332,8 @@ class _Spill:
         whatever reached the disk: a log restarted on the same lineage starts after it
         (:class:`~tempsched_lab.logfiles.Lineage`). A tiny file written in place of the
         last with ``os.replace`` (no fsync: it must survive the process, not the
-        machine), once a chunk (16,384 rows by default): ~35,000 instructions, about 2 a
-        row (callgrind, ``docs/benchmarks.md``).
+        machine), once a chunk (16,384 rows by default): 46,385 instructions, under 3 a
+        row (callgrind; ``schedule()`` with the log on is unchanged, 30,200 -> 30,206).
         """
         if self.refused is not None or bound <= self.reserved:
             return

@@ -22,10 +22,10 @@ the whole lineage, so a reader's cursor keeps its meaning across restarts.
 >>> import tempfile
 >>> from tempsched_lab import VirtualClock
 >>> root = tempfile.mkdtemp()
->>> first = Lineage.open(root).scheduler(VirtualClock(), name="svc")
+>>> first = Lineage.open(root).scheduler(VirtualClock())
 >>> _ = first.schedule(print, delay=1.0)
 >>> first.shutdown()
->>> second = Lineage.open(root).scheduler(VirtualClock(), name="svc")  # a restart
+>>> second = Lineage.open(root).scheduler(VirtualClock())  # a restart
 >>> second.log.first_seq, second.log.rows()[0]["result"]
 (3, 'restarted')
 >>> second.shutdown()

@@ -37,7 +37,7 @@ from collections.abc import Callable
 __all__ = ["BUSY_ROWS", "SHARE", "ReaderBudget"]
 
 #: The readers' share of the interpreter while the service is busy (``asgi_app(share=...)``).
-SHARE = 0.05
+SHARE = 0.02
 #: Rows a second the scheduler records above which it counts as busy: below it, its
 #: ``schedule()`` calls take under ~6 % of a core (28,800 instructions a row), and a
 #: reader's work costs it no throughput (only the GIL's switch interval of lateness).
