@@ -129,3 +129,20 @@ def test_a_replay_empties_the_queue_at_the_restart_row(tmp_path: Path) -> None:
     assert len(replayer.queue) == 1 and replayer.state().head == (0,)
     second.shutdown()
     first.shutdown(wait=False)
+
+
+def test_audit_checks_each_process_of_a_restarted_log_on_its_own(tmp_path: Path) -> None:
+    from tempsched_lab import audit
+    from tempsched_lab.logfiles import concat_frames
+
+    root = tmp_path / "runs"
+    first = _killed_run(root, 3)
+    second = Lineage.open(root).scheduler(VirtualClock())
+    second.schedule(_noop, delay=1.0)  # task 0 again
+    second.clock.advance(2.0)
+    second.shutdown()
+    alone = audit(read_log(second.log.spill_directory))
+    assert alone.ok and alone.truncated == 0, str(alone)  # a log continued: nothing dropped
+    both = audit(concat_frames([first.log.to_frame(), second.log.to_frame()]))
+    assert both.ok and both.pending == [] and both.tasks == 11, str(both)
+    first.shutdown(wait=False)

@@ -183,7 +183,7 @@ def _check_watching(nb, text):
     # restarted on the same spill directory: the same log, resumed, the lost rows named
     assert "after the restart: live, with a gap: rows" in text and "was killed" in text
     assert "the same log, resumed: the same dashboard: True" in text
-    assert "holds rows up to seq" in text
+    assert "rows on disk; the mirror held" in text
     assert "the live mirror equals the log on disk, frame for frame: True" in text
     assert ": OK" in text  # the audit of the replayed night
     assert "watch closed: True" in text
