@@ -24,11 +24,11 @@ the whole lineage, so a reader's cursor keeps its meaning across restarts.
 >>> root = tempfile.mkdtemp()
 >>> first = Lineage.open(root).scheduler(VirtualClock())
 >>> _ = first.schedule(print, delay=1.0)
->>> first.shutdown()
+>>> _ = first.shutdown()
 >>> second = Lineage.open(root).scheduler(VirtualClock())  # a restart
 >>> second.log.first_seq, second.log.rows()[0]["result"]
 (3, 'restarted')
->>> second.shutdown()
+>>> _ = second.shutdown()
 """
 
 from __future__ import annotations
