@@ -19,7 +19,10 @@ Parts (each a real second process for the service, 127.0.0.1, the client in this
 * ``live``: the example service at increasing loads; whether one reader stays within a
   second of the live end (its lag at the end of each stretch);
 * ``throughput``: in the service process, ``schedule()`` calls per second (a burst of
-  20,000, log on) with no reader, then with one reader following live, alternated;
+  65,536, log on: one chunk a burst, compacted before the next) with no reader, then with one
+  reader following live (a client that only drains the socket), in ABBA order over
+  ``rounds``; the readers' share of the service's CPU time in the bursts; ``--share`` sets
+  ``asgi_app(share=...)``;
 * ``rss``: the example service at ~1,000 rows/s with a bounded log (``--max-log-rows
   20000``, spilled) and one reader that connects and never reads: its RSS every second.
 
@@ -69,8 +72,13 @@ def _start(command: list[str]) -> tuple[subprocess.Popen[str], str]:
     return process, url
 
 
+#: the feed's readers' share of the service's interpreter while it is busy (``--share``)
+SHARE = ["0.02"]
+
+
 def _example(*args: str) -> tuple[subprocess.Popen[str], str]:
-    return _start([sys.executable, "-m", "tempsched_lab.serve.example", "--port", "0", *args])
+    command = [sys.executable, "-m", "tempsched_lab.serve.example", "--port", "0"]
+    return _start([*command, "--share", SHARE[0], *args])
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
@@ -86,6 +94,23 @@ def _stop(process: subprocess.Popen[str]) -> None:
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _drain(url: str, stop: threading.Event) -> None:
+    """Read the stream's bytes and nothing more, until ``stop``: a client that costs the
+    machine little (the throughput part measures the service's cost, not the client's
+    parsing, which on a 2-core machine shared with other work would take a core from it)."""
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    path = "/" + url.split("//")[1].split("/", 1)[1] if "/" in url.split("//")[1] else ""
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(f"GET {path}/v1/rows HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        sock.settimeout(0.05)  # (a held-back stream sends nothing for a while: look at stop)
+        while not stop.is_set():
+            try:
+                if not sock.recv(1 << 16):
+                    return
+            except TimeoutError:
+                continue
 
 
 def _follow(url: str, stop: threading.Event, on_rows: Any, path: str = "/v1/rows") -> None:
@@ -195,7 +220,7 @@ n = int(sys.argv[1]) // 4
 s.schedule_many([(job, 1.0 + (i % 1000) * 0.001, (i,)) for i in range(n)])
 s.clock.run_until_idle()
 s.shutdown()
-with serve(s) as server:
+with serve(s, share=float(sys.argv[2])) as server:
     print(server.url, flush=True)
     print(s.log.next_seq, flush=True)
     sys.stdin.read()
@@ -203,7 +228,7 @@ with serve(s) as server:
 
 
 def part_catchup(rows: int = 200_000) -> dict[str, Any]:
-    process, url = _start([sys.executable, "-c", _FINISHED, str(rows)])
+    process, url = _start([sys.executable, "-c", _FINISHED, str(rows), SHARE[0]])
     assert process.stdout is not None
     total = int(process.stdout.readline())
     got = [0]
@@ -252,51 +277,72 @@ def part_live(seconds: float, loads: tuple[int, ...] = (250, 1000, 2500, 5000)) 
 
 # -- scheduling throughput ------------------------------------------------------------------
 _THROUGHPUT = """
-import sys, time
+import gc, sys, time
 from tempsched_lab import Scheduler
 from tempsched_lab.serve import serve
 def noop(): return None
 s = Scheduler()
-with serve(s) as server:
+with serve(s, share=float(sys.argv[1])) as server:
     print(server.url, flush=True)
     for line in sys.stdin:
-        n = int(line)
-        began = time.perf_counter()
+        n, readers = (int(word) for word in line.split())
+        while server.feed.streams != readers:  # the last round's stream is gone, or ours came
+            time.sleep(0.01)
+        s.log.flush()  # the last round's chunk compacted: not on this round's time
+        gc.collect()
+        began, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
         for i in range(n):
             s.schedule(noop, delay=3600.0 + i * 1e-3)
         print(n / (time.perf_counter() - began), flush=True)
+        cpu, own = time.process_time() - cpu, time.thread_time() - own
+        print(server.feed.budget.held_back, own, cpu, flush=True)
 s.shutdown(wait=False)
 """
 
 
-def part_throughput(rounds: int = 5, n: int = 20_000) -> dict[str, Any]:
-    process, url = _start([sys.executable, "-c", _THROUGHPUT])
+def part_throughput(rounds: int = 10, n: int = 65_536) -> dict[str, Any]:
+    process, url = _start([sys.executable, "-c", _THROUGHPUT, SHARE[0]])
     assert process.stdin is not None and process.stdout is not None
     alone: list[float] = []
     watched: list[float] = []
-    for _ in range(rounds):
-        for with_reader in (False, True):
+    held: list[float] = []  # seconds the readers were held back so far (ReaderBudget)
+    others: list[float] = []
+    baseline: list[float] = []  # the same without a reader (the compactor, the server's loop)
+    for round_ in range(rounds):
+        # ABBA: the queue grows by n tasks each time, so a fixed order would always give the
+        # reader the larger queue (and heap)
+        for with_reader in (False, True) if round_ % 2 == 0 else (True, False):
             stop = threading.Event()
             reader = None
             if with_reader:
-                reader = threading.Thread(
-                    target=_follow, args=(url, stop, lambda r, now: None), daemon=True
-                )
+                reader = threading.Thread(target=_drain, args=(url, stop), daemon=True)
                 reader.start()
-                stop.wait(0.5)
-            process.stdin.write(f"{n}\n")
+            process.stdin.write(f"{n} {int(with_reader)}\n")
             process.stdin.flush()
             rate = float(process.stdout.readline())
+            back, own, cpu = (float(w) for w in process.stdout.readline().split())
+            held.append(back)
+            # the other threads' share of the process's CPU time in the burst
+            (others if with_reader else baseline).append((cpu - own) / cpu)
             (watched if with_reader else alone).append(rate)
             if reader is not None:
-                stop.wait(0.5)  # let the reader catch up before it is stopped
                 stop.set()
                 reader.join(30)
     process.kill()  # (its shutdown would drop 200,000 pending tasks, row by row: not measured)
     process.wait(30)
     a, w = statistics.median(alone), statistics.median(watched)
-    out = {"n": n, "alone": alone, "one_reader": watched, "ratio": w / a}
-    print(f"throughput: schedule() {a:,.0f}/s alone, {w:,.0f}/s with one reader ({w / a:.2f})")
+    out = {"n": n, "share": SHARE[0], "alone": alone, "one_reader": watched, "ratio": w / a}
+    out["held_back_s"] = held[-1]
+    out["reader_cpu_share"] = others  # the feed's threads' share of the process's CPU
+    out["no_reader_cpu_share"] = baseline
+    pairs = [w / a for a, w in zip(alone, watched, strict=True)]
+    out["pair_ratios"] = pairs
+    print(
+        f"throughput: schedule() {a:,.0f}/s alone, {w:,.0f}/s with one reader ({w / a:.2f}; "
+        f"median of the rounds' ratios {statistics.median(pairs):.2f}); the feed took "
+        f"{statistics.median(others):.1%} of the process's CPU in the bursts (median; "
+        f"{statistics.median(baseline):.1%} is taken by its other threads without a reader)"
+    )
     return out
 
 
@@ -359,12 +405,17 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--rss-seconds", type=float, default=60.0)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--share", default="0.02", help="asgi_app(share=...): the readers' share while busy"
+    )
     args = parser.parse_args()
+    SHARE[0] = args.share
     parts = args.parts.split(",")
     results: dict[str, Any] = {
         "machine": platform.platform(),
         "python": platform.python_version(),
         "loadavg_before": os.getloadavg(),
+        "share": args.share,
     }
     import tempfile
 

@@ -80,6 +80,21 @@ def _listed(ids: list[int]) -> str:
     return shown + (f" (+{len(ids) - _MAX_LISTED} more)" if len(ids) > _MAX_LISTED else "")
 
 
+def _audit_runs(
+    frame: pd.DataFrame, dropped: int, starts: list[int], report: AuditReport
+) -> AuditReport:
+    """Audit each process's rows of a restarted service's log on their own (see ``audit``)."""
+    parts = [frame.iloc[a:b] for a, b in zip([0, *starts], [*starts, len(frame)], strict=True)]
+    reports = [audit(part, dropped if i == 0 else 0) for i, part in enumerate(parts)]
+    last = reports[-1]
+    report.tasks = sum(r.tasks for r in reports)
+    report.ended = sum(r.ended for r in reports)
+    report.pending, report.in_flight = last.pending, last.in_flight  # the earlier ones: gone
+    report.truncated = reports[0].truncated
+    report.problems += [p for r in reports for p in r.problems]
+    return report
+
+
 def audit(frame: pd.DataFrame, dropped: int = 0) -> AuditReport:
     """Check the log's conservation laws; returns an :class:`AuditReport`.
 
@@ -97,9 +112,21 @@ def audit(frame: pd.DataFrame, dropped: int = 0) -> AuditReport:
     if not len(frame):
         return report
     frame = frame.sort_values("seq", kind="stable")
+    # a service's next process continues its log (logfiles.Lineage): its first row, a
+    # shutdown row "restarted", begins a log of its own (task IDs start again, the previous
+    # process's tasks are gone, the rows a killed process never wrote are a gap before it)
+    restarts = np.flatnonzero(
+        (frame["kind"].astype(object).to_numpy() == "shutdown")
+        & (frame["result"].astype(object).to_numpy() == "restarted")
+    ).tolist()
+    if restarts and restarts != [0]:
+        return _audit_runs(frame, dropped, [p for p in restarts if p > 0], report)
     seq = frame["seq"].to_numpy()
     first = int(seq[0])
     report.truncated = first if first else dropped
+    if restarts == [0]:
+        dropped = first  # it starts where its lineage's previous process left off: none dropped
+        report.truncated = 0
     if np.any(np.diff(seq) != 1):
         gaps = np.flatnonzero(np.diff(seq) != 1)
         report.problems.append(

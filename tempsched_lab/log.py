@@ -171,20 +171,35 @@ class _Spill:
     leaves its chunk waiting, in memory, and the next drain tries it again first.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], time_origin: float, backlog: int) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        time_origin: float,
+        backlog: int,
+        first_seq: int = 0,
+    ) -> None:
         from .logfiles import SegmentWriter
+        from .logfiles.spill import RESERVED
 
         self.directory = os.fspath(directory)
         self.time_origin = time_origin
         self.writer = SegmentWriter(self.directory, time_origin)
+        if first_seq:
+            self.writer.next_seq = first_seq  # its first segment must start there
+        self._reserved = os.path.join(self.directory, RESERVED)
+        self._first_seq = first_seq
         #: rows that may wait unwritten before the recording thread writes them itself
         self.backlog = backlog
         #: sealed chunks whose segments are not written yet, oldest first
         self.waiting: collections.deque[_Chunk] = collections.deque()
         #: seq after the last sealed row (set under the scheduler's lock)
-        self.sealed = 0
+        self.sealed = first_seq
         #: seq after the last row on disk (set under this spill's lock)
-        self.written = 0
+        self.written = first_seq
+        #: seq numbers below this one may have been given to rows (see :meth:`reserve`)
+        self.reserved = first_seq
+        #: why the last reservation could not be written (``None`` while they succeed)
+        self.reserve_error: OSError | None = None
         #: why the oldest waiting chunk could not be written (``None`` while writes succeed)
         self.error: BaseException | None = None
         #: failed segment writes so far
@@ -311,6 +326,29 @@ class _Spill:
         """Never write again (a forked copy of the log: the parent owns the directory)."""
         self.refused = reason
 
+    def reserve(self, bound: int) -> None:
+        """Say on disk that no row has a ``seq`` at or beyond ``bound`` yet (scheduler's lock held).
+
+        Called when a chunk opens, with the seq after its last row, so the file always
+        bounds the rows a killed process may have handed out (to readers, over a feed),
+        whatever reached the disk: a log restarted on the same lineage starts after it
+        (:class:`~tempsched_lab.logfiles.Lineage`). A tiny file written in place of the
+        last with ``os.replace`` (no fsync: it must survive the process, not the
+        machine), once a chunk (16,384 rows by default): 46,385 instructions, under 3 a
+        row (callgrind; ``schedule()`` with the log on is unchanged, 30,200 -> 30,206).
+        """
+        if self.refused is not None or bound <= self.reserved:
+            return
+        tmp = self._reserved + ".tmp"
+        try:
+            with open(tmp, "w", encoding="ascii") as file:
+                file.write(f'{{"first_seq": {self._first_seq}, "bound": {bound}}}\n')
+            os.replace(tmp, self._reserved)
+        except OSError as exc:  # a full disk: the segments' writes say so too
+            self.reserve_error = exc
+            return
+        self.reserved, self.reserve_error = bound, None
+
 
 def row_dict(seq: int, row: Row) -> dict[str, Any]:
     """A stored row as a dict of every column (missing ones as ``None``/NaN)."""
@@ -402,6 +440,13 @@ class EventLog:
             ``None`` (default): only full chunks, :meth:`flush` and the shutdown
             write. The log's background thread does it (nothing is added to the
             recording of a row); each such write is a segment of its own.
+        first_seq: the ``seq`` of the first row (default 0): a log that continues
+            another one, such as a service's log after a restart
+            (:class:`~tempsched_lab.logfiles.Lineage`). Rows before it are not this
+            log's: they count neither as held nor as :attr:`dropped`. With a spill
+            directory, its first segment starts there, and the log keeps a reservation
+            file beside its segments (``reserved.json``: no row has a ``seq`` at or
+            beyond its ``bound`` yet), renewed when a chunk opens.
 
     >>> import tempfile
     >>> log = EventLog(spill=tempfile.mkdtemp(), spill_interval=2.0)
@@ -422,7 +467,10 @@ class EventLog:
         spill_rows: int = 16_384,
         spill_backlog: int | None = None,
         spill_interval: float | None = None,
+        first_seq: int = 0,
     ) -> None:
+        if isinstance(first_seq, bool) or not isinstance(first_seq, int) or first_seq < 0:
+            raise ValueError(f"first_seq={first_seq!r}: expected a seq (an int >= 0)")
         if max_rows is not None and (
             isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
         ):
@@ -450,7 +498,7 @@ class EventLog:
                     f"spill_backlog={spill_backlog!r}: expected rows (an int) of at least "
                     f"one chunk (spill_rows={spill_rows})"
                 )
-            self._spill = _Spill(spill, self.time_origin, spill_backlog)
+            self._spill = _Spill(spill, self.time_origin, spill_backlog, first_seq)
             self._chunk_size = spill_rows
         #: the longest a row waits in memory unwritten (s), or ``None`` (see the arguments)
         self.spill_interval: float | None = spill_interval
@@ -460,8 +508,9 @@ class EventLog:
         #: sealed chunks not known to be compacted yet, oldest first (see _catch_up)
         self._compacting: collections.deque[_Chunk] = collections.deque()
         self._rows: list[Row] = []
-        self._first = 0  # seq of the first stored row
-        self._tail_first = 0  # seq of the tail's first row (the next row's: + len(_rows))
+        self._first = first_seq  # seq of the first stored row
+        self._tail_first = first_seq  # seq of the tail's first row (the next row's: + len(_rows))
+        self._start = first_seq  # seq of this log's first row (rows before it: another log's)
         self._taps: list[Callable[[int, Row], Any]] = []
         self._subs: list[Subscription] = []
         #: rows in the tail before an append takes the slow path (0 while any tap or
@@ -472,6 +521,8 @@ class EventLog:
         self._renew_writer()
         #: exceptions raised by taps (each removed when it raised)
         self.tap_errors: list[BaseException] = []
+        if self._spill is not None:
+            self._spill.reserve(first_seq + self._chunk_size)
         if spill_interval is not None:
             # two ticks per interval: a row is sealed at the second tick that sees it
             compactor.every(self, spill_interval / 2)
@@ -489,7 +540,7 @@ class EventLog:
     @property
     def dropped(self) -> int:
         """Rows that fell out of a bounded log."""
-        return self._seq - len(self)
+        return self._seq - self._start - len(self)
 
     @property
     def next_seq(self) -> int:
@@ -745,6 +796,7 @@ class EventLog:
         self._renew_writer()
         self._trim()
         if spill is not None:
+            spill.reserve(self._tail_first + self._chunk_size)  # the chunk that opens now
             spill.seal(chunk)
             if spill.unwritten > spill.backlog and spill.error is None:
                 # Backpressure: rows come faster than the disk takes them. Writing the oldest
@@ -892,11 +944,11 @@ class EventLog:
         view = self._parts(None, None, held=True)
         held_from = view[3]
         memory = self._frame_of(*view)
-        if not held_from:
+        if held_from <= self._start:
             return memory
         on_disk = _read_spill(Path(self._spill.directory), "keep")
         on_disk.attrs.pop(INCOMPLETE_ATTR, None)  # the rows it lacks are held in memory
-        stop = int(on_disk["seq"].iloc[-1]) + 1 if len(on_disk) else 0
+        stop = int(on_disk["seq"].iloc[-1]) + 1 if len(on_disk) else self._start
         if stop < held_from:
             raise LogFileError(
                 f"{self._spill.directory}: holds rows up to seq {stop - 1} but memory starts at "

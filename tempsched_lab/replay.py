@@ -171,6 +171,14 @@ class Replayer:
                         queue.remove(other)
                         del fires[other]
             return
+        if kind == Kind.SHUTDOWN and self._result[i] == "restarted":
+            # a service's next process continues its log (logfiles.Lineage): the previous
+            # process's tasks are gone with it, and task IDs start again at 0
+            for tid in list(self._fire):
+                queue.remove(tid)
+            self._fire.clear()
+            self._by_fire.clear()
+            return
         if (kind == Kind.CANCEL and self._result[i] == "cancelled") or (
             kind == Kind.SHUTDOWN and self._result[i] == "dropped"
         ):

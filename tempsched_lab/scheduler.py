@@ -172,6 +172,9 @@ class Scheduler:
             a row waits in memory before it is written: a quiet scheduler's rows reach
             the disk within about this time instead of after 16,384 rows (see
             ``EventLog(spill_interval=...)``). ``None``: only full chunks.
+        log_first_seq: the ``seq`` of the log's first row (``EventLog(first_seq=...)``): a
+            log that continues another, such as a service's after a restart
+            (:class:`~tempsched_lab.logfiles.Lineage` gives it).
         loop: the asyncio event loop that awaits coroutine actions (``async def``);
             by default the loop running where the scheduler is created (a Jupyter
             kernel's), else each coroutine runs to its end with ``asyncio.run`` in
@@ -210,6 +213,7 @@ class Scheduler:
         log_spill: str | os.PathLike[str] | None = None,
         log_spill_interval: float | None = None,
         recorder: RecorderFactory | None = None,
+        log_first_seq: int = 0,
     ) -> None:
         clock = RealClock() if clock is None else clock
         if not isinstance(clock, Clock):  # the declared protocol (see docs/extending.md)
@@ -247,6 +251,7 @@ class Scheduler:
             time_origin=self.time_origin,
             spill=log_spill if log else None,
             spill_interval=log_spill_interval if log else None,
+            first_seq=log_first_seq,
         )
         self._rec: StepRecorder | None = (
             recorder(self.log, self.queue)

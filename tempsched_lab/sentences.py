@@ -191,4 +191,6 @@ def _shutdown(row: Any, scale: TimeScale) -> str:
     result = row_text(row["result"])
     if result == "dropped":
         return f"shutdown: task #{_task(row)} dropped"
+    if result == "restarted":
+        return f"restarted: {row_text(row['detail'])}"
     return f"shutdown: {result} ({row_text(row['detail'])})"

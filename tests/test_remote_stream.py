@@ -102,7 +102,13 @@ def test_sigkill_turns_the_link_reconnecting_in_bounded_time_and_nothing_hangs(
     assert mirror.link.state == "closed"
 
 
-def test_a_restarted_service_is_reported_with_what_the_mirror_holds(
+def _elsewhere(service: ExampleService, root: Path) -> ExampleService:
+    """The service started again on its port with another spill root: a new log (a service
+    restarted on its own spill root continues its log: tests/test_remote_restart.py)."""
+    return ExampleService.start(spill=root, port=service.port, args=FAST)
+
+
+def test_a_service_restarted_with_a_new_log_is_reported_with_what_the_mirror_holds(
     service: ExampleService, tmp_path: Path
 ) -> None:
     mirror = attach(service.url)
@@ -110,7 +116,7 @@ def test_a_restarted_service_is_reported_with_what_the_mirror_holds(
     service.kill()
     _until(lambda: mirror.link.state == "reconnecting", RECONNECTING_WITHIN)
     held = mirror.applied
-    again = service.restart()  # same spill root
+    again = _elsewhere(service, tmp_path / "other")
     try:
         _until(lambda: mirror.link.state == "closed")
         link = mirror.link
@@ -163,7 +169,9 @@ def test_a_token_is_needed_when_the_service_has_one(tmp_path: Path) -> None:
         svc.kill()
 
 
-def test_a_service_watch_shows_a_new_dashboard_after_a_restart(service: ExampleService) -> None:
+def test_a_service_watch_shows_a_new_dashboard_after_a_restart_with_a_new_log(
+    service: ExampleService, tmp_path: Path
+) -> None:
     from tempsched_lab.widgets.servicewatch import ServiceWatch
 
     watch = ServiceWatch(service.url, autostart=False, on_page_close="ignore")
@@ -176,7 +184,7 @@ def test_a_service_watch_shows_a_new_dashboard_after_a_restart(service: ExampleS
         _until(lambda: first.link.state == "reconnecting", RECONNECTING_WITHIN)
         watch.dashboard.refresh()
         assert "reconnecting since" in watch.dashboard.banner.widget.value
-        again = service.restart()
+        again = _elsewhere(service, tmp_path / "other")
         _until(lambda: watch.restarts == 1)
         assert watch.previous == [first] and watch.mirror is not first
         assert "restarted with a new log" in watch.note.value

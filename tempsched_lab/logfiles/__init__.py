@@ -46,6 +46,7 @@ from .errors import (
     UncheckedLogWarning,
 )
 from .frames import concat_frames, normalize_frame, stored_frame
+from .lineage import Lineage
 from .meta import FORMAT_VERSION
 from .parquetfile import MAGIC as PARQUET_MAGIC
 from .parquetfile import pyarrow_parquet, read_parquet_log, write_parquet_log
@@ -58,6 +59,7 @@ __all__ = [
     "FORMAT_VERSION",
     "IncompleteLogError",
     "IncompleteLogWarning",
+    "Lineage",
     "LogFileError",
     "SegmentWriter",
     "TruncatedLogError",

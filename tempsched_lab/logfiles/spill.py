@@ -3,6 +3,7 @@
 A spill directory holds::
 
     log.json                   the manifest: format, time origin; at close, segment and row counts
+    reserved.json              the seq numbers the log may have handed out (``EventLog``'s)
     segment-000001.parquet     rows seq 0 .. n1-1   (each a complete Parquet log file)
     segment-000002.parquet     rows seq n1 .. n2-1
     ...
@@ -46,9 +47,13 @@ from .parquetfile import KEY, pyarrow_parquet, read_parquet_log, write_parquet_l
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["INCOMPLETE_ATTR", "MANIFEST", "SegmentWriter", "read_spill"]
+__all__ = ["INCOMPLETE_ATTR", "MANIFEST", "RESERVED", "SegmentWriter", "read_spill"]
 
 MANIFEST = "log.json"
+#: The log's seq reservation beside its segments: ``{"first_seq": F, "bound": B}``, no row
+#: has a seq at or beyond B yet (``EventLog`` renews it when a chunk opens; see
+#: :class:`~tempsched_lab.logfiles.lineage.Lineage`).
+RESERVED = "reserved.json"
 _SEGMENT = re.compile(r"segment-(\d{6,})\.parquet")
 #: ``frame.attrs[INCOMPLETE_ATTR]``: why rows are missing from a frame read with
 #: ``on_incomplete="warn"`` (text; :func:`tempsched_lab.audit` reports it).

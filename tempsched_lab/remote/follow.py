@@ -27,6 +27,7 @@ the one before the next segment's first.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Any
 
 from ..logfiles.errors import LogFileError
 from ..logfiles.parquetfile import read_parquet_log
-from ..logfiles.spill import _SEGMENT, _incomplete, _read_manifest, segment_name
+from ..logfiles.spill import _SEGMENT, RESERVED, _incomplete, _read_manifest, segment_name
 from .link import Link
 from .mirror import RemoteScheduler
 
@@ -95,6 +96,10 @@ class DirectoryFeed:
         self.follow = follow
         self.poll = poll
         self.number = 1  # the next segment to read
+        # a run of a lineage (a restarted service's log, continued) starts after seq 0
+        self.first_seq = _first_seq(directory)
+        if self.first_seq:
+            mirror.begin_at(self.first_seq)
         self._missing: str | None = None  # why the rows before the next segment are missing
         self._stop = threading.Event()
         self.thread: threading.Thread | None = None
@@ -197,7 +202,7 @@ class DirectoryFeed:
     def _finish(self, manifest: dict[str, Any]) -> None:
         """The log was closed: name what it says is missing, then end."""
         rows = int(manifest.get("rows", self.mirror.applied))
-        end_seq = rows  # a spill's rows start at seq 0
+        end_seq = self.first_seq + rows
         missing = manifest.get("missing")
         incomplete = _incomplete(manifest, str(self.directory))
         if isinstance(missing, dict) and isinstance(missing.get("first_seq"), int):
@@ -206,3 +211,14 @@ class DirectoryFeed:
         elif end_seq > self.mirror.applied and self._missing is not None:
             self.mirror.gap(self.mirror.applied, end_seq - 1, self._missing)
         self.mirror.end(f"the log was closed ({self.mirror.applied:,} rows)")
+
+
+def _first_seq(directory: Path) -> int:
+    """The seq of the directory's first row: its reservation's ``first_seq`` (a run of a
+    :class:`~tempsched_lab.logfiles.Lineage` after the first), else 0."""
+    try:
+        data = json.loads((directory / RESERVED).read_text(encoding="ascii"))
+        first = data["first_seq"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+    return first if isinstance(first, int) and first >= 0 else 0

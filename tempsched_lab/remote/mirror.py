@@ -102,15 +102,6 @@ class MirrorClock:
         return f"<MirrorClock at {TimeScale(self.origin).at(self.now())}>"
 
 
-def _start_at(log: EventLog, seq: int) -> None:
-    """Make an empty ``log`` begin at ``seq`` (a mirror that holds no row before it).
-
-    Sets the two counters the log derives every ``seq`` from, as a bounded log that
-    dropped ``seq`` rows would have them.
-    """
-    log._first = log._tail_first = seq
-
-
 class RemoteScheduler:
     """A read-only mirror of a scheduler elsewhere; see the module docstring.
 
@@ -284,6 +275,10 @@ class RemoteScheduler:
         kinds = frame["kind"].astype(str).to_numpy()
         for i in np.flatnonzero(np.isin(kinds, list(_RUN_KINDS))).tolist():
             kind = kinds[i]
+            if kind == Kind.SHUTDOWN:
+                if frame["result"].iloc[i] == "restarted":  # the previous process's runs: gone
+                    self._running.clear()
+                continue
             tid = frame["task_id"].iloc[i]
             if tid is None or tid != tid:
                 continue
@@ -307,7 +302,7 @@ class RemoteScheduler:
         with self._lock:
             if self._applied:
                 raise ValueError(f"seq={seq!r}: the mirror holds rows already")
-            _start_at(self.log, seq)
+            self.log = self._new_log(seq)
             self._applied = self._replayed = seq
 
     def gap(self, first: int, last: int, why: str) -> None:
@@ -321,9 +316,7 @@ class RemoteScheduler:
             self._catch_up()  # the rows before the gap, while their log is the current one
             if len(self.log):
                 self.earlier.append(self.log)
-                self.log = self._new_log(last + 1)
-            else:
-                _start_at(self.log, last + 1)
+            self.log = self._new_log(last + 1)
             self._applied = self._replayed = last + 1
         self.set_link(Link("gap", since=self.clock.now(), gap=gap))
 
@@ -369,9 +362,7 @@ class RemoteScheduler:
         self._stoppers.append(stop)
 
     def _new_log(self, first: int) -> EventLog:
-        log = EventLog(lock=self._log_lock, time_origin=self.time_origin)
-        _start_at(log, first)
-        return log
+        return EventLog(lock=self._log_lock, time_origin=self.time_origin, first_seq=first)
 
     # -- what a mirror does not do ---------------------------------------------------------
     def _refuse(self, what: str) -> ReadOnlyMirrorError:
@@ -423,4 +414,4 @@ class RemoteScheduler:
         )
 
 
-_RUN_KINDS = frozenset((Kind.DISPATCH, Kind.FINISH, Kind.ERROR, Kind.EVENT_SET))
+_RUN_KINDS = frozenset((Kind.DISPATCH, Kind.FINISH, Kind.ERROR, Kind.EVENT_SET, Kind.SHUTDOWN))

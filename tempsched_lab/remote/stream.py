@@ -275,7 +275,9 @@ class StreamFeed:
             headers["Last-Event-ID"] = str(applied - 1)
         else:
             params["after"] = "-1"
-        origin = self.mirror.time_origin
+        # the rows' times are relative to the serving process's clock: a restarted service
+        # (the same log, continued) has a new origin; the mirror keeps its own
+        origin = moment.time_scale.origin
         with httpx_sse.connect_sse(
             self.client, "GET", f"{self.root}/v1/rows", headers=headers, params=params
         ) as source:

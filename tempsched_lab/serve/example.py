@@ -6,9 +6,11 @@ Run it as a process of its own (the way a real service runs)::
 
 It prints the feed's URL as its **first stdout line** (``http://127.0.0.1:PORT/scheduler``;
 the routes are that URL + ``/v1/...``) and, with ``--spill``, ``spill <directory>`` as the
-second: each run spills its log to a new directory ``DIR/run-NNN`` (a spill directory
-holds one log), so a restarted service never meets its predecessor's segments and
-``read_log`` reads any night's log back. Its scheduler does what services do:
+second: ``DIR`` is a :class:`~tempsched_lab.logfiles.Lineage`, each run spills to a new
+``DIR/run-NNN`` and **continues the same log** (its rows numbered after the previous
+run's, the same ``log_id``), so a reader of a restarted service resumes where it was, and
+the rows a killed process never wrote are one named gap. Its scheduler does what
+services do:
 
 * ``heartbeat``: a periodic task every ``--tick`` seconds (0.2 s);
 * ``sync``: a periodic task every second that takes a few milliseconds;
@@ -27,7 +29,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
-import os
 import random
 import signal
 import sys
@@ -43,8 +44,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from ..logfiles.lineage import Lineage
 from ..scheduler import Scheduler
 from .app import Feed, asgi_app
+from .budget import SHARE
 from .server import _ThreadServer, bind_socket, url_host
 
 __all__ = ["build_service", "main"]
@@ -73,19 +76,6 @@ def _burst(scheduler: Scheduler, size: int) -> None:
         scheduler.schedule(_job, delay=random.uniform(0.0, 1.0), args=(i,), label="job")
 
 
-def next_run_directory(root: Path) -> Path:
-    """``root/run-NNN`` for the next unused ``NNN`` (created)."""
-    root.mkdir(parents=True, exist_ok=True)
-    for number in range(1, 100_000):
-        path = root / f"run-{number:03d}"
-        try:
-            path.mkdir()
-        except FileExistsError:
-            continue
-        return path
-    raise RuntimeError(f"{root}: no free run-NNN directory left")
-
-
 def build_service(
     *,
     spill: Path | None = None,
@@ -98,17 +88,22 @@ def build_service(
     max_log_rows: int | None = None,
     ping: float = 15.0,
     spill_interval: float | None = 1.0,
+    share: float = SHARE,
 ) -> tuple[Starlette, Scheduler, Feed]:
-    """The service's app, its scheduler (working already) and its feed."""
-    scheduler = Scheduler(
-        name="example-service",
-        executor="pool",
-        max_log_rows=max_log_rows,
-        log_spill=spill,
+    """The service's app, its scheduler (working already) and its feed.
+
+    ``spill``: the lineage's root (each run spills to the next ``spill/run-NNN``,
+    continuing the log of the runs before).
+    """
+    options: dict[str, Any] = {"name": "example-service", "executor": "pool"}
+    options["max_log_rows"] = max_log_rows
+    if spill is None:
+        scheduler = Scheduler(**options)
+    else:
         # a quiet service's rows reach the disk within this many seconds, so a SIGKILL loses
         # at most that much of its log (docs/event-log.md, "A time-bounded flush")
-        log_spill_interval=spill_interval if spill is not None else None,
-    )
+        options["log_spill_interval"] = spill_interval
+        scheduler = Lineage.open(spill).scheduler(**options)
     scheduler.schedule(_heartbeat, period=tick, label="heartbeat")
     scheduler.schedule(_sync, period=1.0, label="sync")
     scheduler.schedule(_burst, period=burst_every, args=(scheduler, burst_size), label="burst")
@@ -118,7 +113,7 @@ def build_service(
         scheduler.schedule(_report, cron="* * * * *", label="report")
     except ImportError as exc:
         print(f"example service: no cron task ({exc})", file=sys.stderr)
-    feed_app = asgi_app(scheduler, token=token, control_token=control_token, ping=ping)
+    feed_app = asgi_app(scheduler, token=token, control_token=control_token, ping=ping, share=share)
     feed: Feed = feed_app.state.feed
 
     async def home(request: Request) -> JSONResponse:
@@ -150,7 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tempsched_lab.serve.example")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--spill", help="spill each run's log to a new DIR/run-NNN")
+    parser.add_argument(
+        "--spill", help="spill to DIR/run-NNN, continuing the log of the runs before (a lineage)"
+    )
     parser.add_argument("--token-file", help="file holding the read token")
     parser.add_argument("--control-token-file", help="file holding the control token")
     parser.add_argument(
@@ -171,6 +168,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--ping", type=float, default=15.0, help="keep-alive comment on idle streams (s)"
     )
+    parser.add_argument(
+        "--share",
+        type=float,
+        default=SHARE,
+        help="the feed's readers' share of the interpreter while the service is busy",
+    )
     parser.add_argument("--access-log", action="store_true", help="log each request (stderr)")
     args = parser.parse_args(argv)
     token = _read_token(args.token_file, "--token-file")
@@ -186,9 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"example service: {exc}", file=sys.stderr)
         return 2
-    spill = None if args.spill is None else next_run_directory(Path(args.spill))
     app, scheduler, feed = build_service(
-        spill=spill,
+        spill=None if args.spill is None else Path(args.spill),
         token=token,
         control_token=control,
         tick=args.tick,
@@ -198,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_log_rows=args.max_log_rows,
         ping=args.ping,
         spill_interval=args.spill_interval,
+        share=args.share,
     )
     sock = bind_socket(args.host, args.port)
     port = sock.getsockname()[1]
@@ -229,8 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     print(f"http://{url_host(args.host)}:{port}{FEED_PATH}", flush=True)
-    if spill is not None:
-        print(f"spill {os.fspath(spill)}", flush=True)
+    if scheduler.log.spill_directory is not None:
+        print(f"spill {scheduler.log.spill_directory}", flush=True)
     server.run(sockets=[sock])
     scheduler.shutdown(wait=True, timeout=10)
     return 0

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..log import EventLog
+    from ..logfiles.lineage import Lineage
 
 __all__ = ["Batch", "Gap", "LogReader"]
 
@@ -90,18 +91,37 @@ class LogReader:
         log: the scheduler's :class:`~tempsched_lab.EventLog`.
         batch: rows per answer while following the live end.
         catch_up: rows per answer while catching up (through frames, or segments).
+        lineage: the lineage the log's spill directory is a run of (a service restarted on
+            its spill root): the earlier runs' segments are read too, and the rows between
+            runs that exist nowhere are gaps, named by the lineage.
     """
 
-    def __init__(self, log: EventLog, *, batch: int = 500, catch_up: int = CATCH_UP) -> None:
+    def __init__(
+        self,
+        log: EventLog,
+        *,
+        batch: int = 500,
+        catch_up: int = CATCH_UP,
+        lineage: Lineage | None = None,
+    ) -> None:
         self.log = log
         self.origin = log.time_origin
         self.batch = batch
         self.catch_up = catch_up
         directory = log.spill_directory
         self.directory = None if directory is None else Path(directory)
-        self._segments: dict[int, _Segment] = {}
-        #: recent catch-up frames: ("window", first seq) or ("segment", number) -> frame
-        self._frames: collections.OrderedDict[tuple[str, int], pd.DataFrame] = (
+        #: the spill directories read: the log's own, and those of earlier runs of its lineage
+        self.directories = [] if self.directory is None else [self.directory]
+        #: rows between runs that exist nowhere (first, last, why)
+        self.lineage_gaps: list[Gap] = []
+        if lineage is not None:
+            own = None if self.directory is None else self.directory.resolve()
+            runs = [r.directory for r in lineage.runs if r.directory.resolve() != own]
+            self.directories = [*runs, *self.directories]
+            self.lineage_gaps = [Gap(g.first, g.last, g.why) for g in lineage.gaps]
+        self._segments: dict[Path, _Segment] = {}
+        #: recent catch-up frames: ("window", first seq) or ("segment", path) -> frame
+        self._frames: collections.OrderedDict[tuple[str, int | str], pd.DataFrame] = (
             collections.OrderedDict()
         )
         self._lock = threading.Lock()
@@ -133,7 +153,7 @@ class LogReader:
         return [row_to_json(r, self.origin) for r in log.rows(start, stop)]
 
     def _frame(
-        self, key: tuple[str, int], build: Callable[[], pd.DataFrame | None]
+        self, key: tuple[str, int | str], build: Callable[[], pd.DataFrame | None]
     ) -> pd.DataFrame | None:
         """A shared catch-up frame, built once (by ``build()``; ``None``: cannot be read)."""
         with self._lock:
@@ -151,8 +171,9 @@ class LogReader:
         return frame
 
     # -- the answer -----------------------------------------------------------------------
-    def read(self, start: int) -> Batch:
-        """The rows from ``seq`` ``start`` on (at most one batch), or the gap that starts there.
+    def read(self, start: int, most: int | None = None) -> Batch:
+        """The rows from ``seq`` ``start`` on (at most one batch, or ``most`` rows), or the gap
+        that starts there.
 
         An empty batch without a gap: nothing to read yet (``start`` is the end, or the
         rows are held in memory beyond ``max_rows`` while their segment is being
@@ -162,7 +183,8 @@ class LogReader:
         if start >= end:
             return Batch()
         behind = end - start
-        stop = min(end, start + (self.catch_up if behind > self.catch_up else self.batch))
+        size = self.catch_up if behind > self.catch_up else self.batch
+        stop = min(end, start + (size if most is None else min(most, size)))
         rows = self._memory(start, stop)
         if rows and rows[0]["seq"] == start:
             return Batch(rows)
@@ -171,12 +193,16 @@ class LogReader:
         return self._from_disk(start, min(held, start + self.catch_up), held)
 
     def _from_disk(self, start: int, stop: int, held: int) -> Batch:
-        if self.directory is None:
+        for gap in self.lineage_gaps:  # between two runs of a restarted service
+            if gap.first <= start <= gap.last:
+                return Batch(gap=Gap(start, gap.last, gap.why))
+        if not self.directories:
             return Batch(gap=Gap(start, held - 1, self._dropped_why()))
         segments = self._index()
         for seg in segments:
             if seg.first <= start < seg.stop:
-                frame = self._frame(("segment", seg.number), functools.partial(self._segment, seg))
+                key = ("segment", str(seg.path))
+                frame = self._frame(key, functools.partial(self._segment, seg))
                 if frame is None:  # deleted since the index was made
                     return self.read(start) if self._forget(seg) else Batch()
                 lo, hi = start - seg.first, min(stop, seg.stop) - seg.first
@@ -198,34 +224,36 @@ class LogReader:
         from ..logfiles.meta import parse_metadata
         from ..logfiles.parquetfile import KEY, pyarrow_parquet
 
-        assert self.directory is not None
         pq = pyarrow_parquet()
-        try:
-            names = {
-                int(m.group(1)): self.directory / name
-                for name in os.listdir(self.directory)
+        names: dict[Path, int] = {}
+        for directory in self.directories:
+            try:
+                listed = os.listdir(directory)
+            except FileNotFoundError:
+                continue
+            names.update(
+                (directory / name, int(m.group(1)))
+                for name in listed
                 if (m := _SEGMENT.fullmatch(name))
-            }
-        except FileNotFoundError:
-            names = {}
+            )
         with self._lock:
             known = self._segments
-            for number in [n for n in known if n not in names]:
-                del known[number]
-            for number, path in names.items():
-                if number in known:
+            for gone in [p for p in known if p not in names]:
+                del known[gone]
+            for path, number in names.items():
+                if path in known:
                     continue
                 try:
                     raw = pq.read_schema(path).metadata[KEY]
                     meta = parse_metadata(raw, str(path))
-                    known[number] = _Segment(number, path, int(meta["first_seq"]), meta["rows"])
+                    known[path] = _Segment(number, path, int(meta["first_seq"]), meta["rows"])
                 except Exception:  # unreadable (damaged, or being replaced): not served
                     continue
             return sorted(known.values(), key=lambda s: s.first)
 
     def _forget(self, seg: _Segment) -> bool:
         with self._lock:
-            return self._segments.pop(seg.number, None) is not None
+            return self._segments.pop(seg.path, None) is not None
 
     @staticmethod
     def _segment(seg: _Segment) -> pd.DataFrame | None:

@@ -106,7 +106,7 @@ def serve(
         port: the port; ``0`` picks a free one (``handle.url`` has it).
         token, control_token: see :func:`~tempsched_lab.serve.app.asgi_app`.
         ready_timeout: the longest to wait for the server to accept connections.
-        options: passed to ``asgi_app`` (``ping``, ``poll``, ``batch``).
+        options: passed to ``asgi_app`` (``ping``, ``poll``, ``batch``, ``share``).
 
     Reach another machine's feed through an SSH tunnel rather than a public port
     (``ssh -N -L 8765:127.0.0.1:8765 host``; docs/serving.md).

@@ -4,7 +4,8 @@ A :class:`~tempsched_lab.remote.RemoteScheduler` (``attach``, ``attach_dir``) sh
 what a scheduler elsewhere did, as far as its rows reached it. The banner says
 how far that is: **live**, **reconnecting since** a time (the panels then show the
 last moment heard, not a service that stopped), a **gap** of rows that will never
-come (named: which rows, how many, why) and **closed** (the service shut down, a
+come (named: which rows, how many, why; after a service restarted on its spill root,
+the rows its killed process never wrote) and **closed** (the service shut down, a
 replay ended, or the service restarted with a new log). It is updated from the
 mirror's feed thread at each change of the link (widgets may be written from any
 thread: docs/widgets.md), so a stalled refresher never hides a lost link.

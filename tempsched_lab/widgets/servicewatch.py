@@ -1,9 +1,12 @@
 """A dashboard of a served scheduler that follows the service across its restarts.
 
-A :class:`~tempsched_lab.remote.RemoteScheduler` mirrors one log. When the
-service is killed and started again, it comes back with a **new** log (its rows
-start over at ``seq`` 0), and the mirror's link closes saying so (and which rows
-of the old log it holds). :class:`ServiceWatch` then attaches again, as soon as
+A :class:`~tempsched_lab.remote.RemoteScheduler` mirrors one log. A service that
+spills to a :class:`~tempsched_lab.logfiles.Lineage` (the example service does)
+continues the same log when it is killed and started again: the same mirror resumes,
+and its dashboard's banner names the rows lost with the killed process (a gap), so
+the watch keeps its dashboard. A service without one comes back with a **new** log
+(its rows start over at ``seq`` 0), and the mirror's link closes saying so (and which
+rows of the old log it holds): :class:`ServiceWatch` then attaches again, as soon as
 the service answers, and shows a new :class:`~tempsched_lab.widgets.Dashboard` in
 the same place of the page, with a line that says what happened; the previous
 mirrors stay in :attr:`ServiceWatch.previous` (their rows, to compare or save).
