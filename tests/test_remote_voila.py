@@ -69,6 +69,13 @@ def test_the_page_follows_a_service_through_a_kill_and_a_restart(
         page.wait_for_selector(f"{BANNER}.tsl-link-is-gap", timeout=30_000)
         _moves(page)  # the same dashboard's panels move again
         assert page.locator(".tsl-dashboard").count() == 1
+        # the timeline draws the rows after the gap (it was left empty: '0 rows', resetting
+        # its page to seq 0 over and over while the rows it got began after the gap)
+        page.wait_for_function(
+            "() => /^[1-9][0-9,]* rows/.test("
+            "document.querySelector('.tsl-tl-status')?.textContent || '')",
+            timeout=30_000,
+        )
         page.screenshot(path=str(vk.ARTIFACTS / "voila-11-resumed.png"))
         vk.check_clean(page)
         page.context.close()

@@ -176,6 +176,34 @@ def test_a_page_that_says_hello_gets_everything_once_for_it_alone():
     assert sum(n for _, n, _ in wire.rows(to="page-b")) == s.log.next_seq
 
 
+def test_after_a_mirrors_gap_a_page_is_reset_to_the_rows_after_it():
+    """A mirror's log starts after a gap (a restarted service, rows lost): the reset a page
+    gets names the first row held, so the rows that follow it are the ones the page expects
+    (``timeline.js`` asks again, without end, when a batch starts after its reset's first;
+    a reset at 0 left the timeline of notebook 11 empty after the service restarted)."""
+    from tempsched_lab.remote.mirror import RemoteScheduler
+
+    s, _clock, _worker = demo_scheduler()
+    frame = s.log.to_frame()
+    assert len(frame) > 30
+    mirror = RemoteScheduler("test", time_origin=s.time_scale.origin)
+    mirror.apply(frame.iloc[:10])
+    timeline = TimelineWidget(mirror)
+    timeline.push()
+    mirror.gap(10, 19, "test: rows lost")
+    mirror.apply(frame.iloc[20:])
+    wire = Wire(timeline)
+    timeline.push()
+    assert wire.rows()[0][0] == 20  # the page holds 0..9: it asks again (a gap) ...
+    wire.clear()
+    timeline._on_msg(timeline, {"type": "hello", "token": "page-a"}, [])
+    (reset,) = [c for c, _ in wire.sent if c["type"] == "reset"]
+    sent = wire.rows(to="page-a")
+    assert reset["first"] == sent[0][0] == 20  # ... and is reset to the rows after the gap
+    assert sum(n for _, n, _ in sent) == len(frame) - 20
+    assert timeline._row(15) is None and timeline._row(20) is not None
+
+
 def test_a_long_log_resyncs_in_batches(monkeypatch):
     from tempsched_lab.widgets import timeline_widget
 

@@ -31,16 +31,25 @@ class Gap:
     first: int
     last: int
     why: str
+    #: an upper bound: the range holds numbers a killed process had reserved, not all used
+    at_most: bool = False
 
     @property
     def rows(self) -> int:
-        """How many rows are missing."""
+        """How many rows are missing (at most, when :attr:`at_most`)."""
         return self.last - self.first + 1
 
     def text(self) -> str:
-        """The gap in words."""
+        """The gap in words.
+
+        >>> Gap(5, 9, "killed", at_most=True).text()
+        'rows 5..9 (at most 5 rows) are missing'
+        """
         n = self.rows
-        return f"rows {self.first}..{self.last} ({n:,} row{'s' if n != 1 else ''}) are missing"
+        bound = "at most " if self.at_most else ""
+        return (
+            f"rows {self.first}..{self.last} ({bound}{n:,} row{'s' if n != 1 else ''}) are missing"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -305,13 +305,14 @@ class RemoteScheduler:
             self.log = self._new_log(seq)
             self._applied = self._replayed = seq
 
-    def gap(self, first: int, last: int, why: str) -> None:
-        """Rows ``first..last`` will never come: name them and go on after them."""
+    def gap(self, first: int, last: int, why: str, *, at_most: bool = False) -> None:
+        """Rows ``first..last`` will never come: name them and go on after them
+        (``at_most``: not every number of the range was a row)."""
         with self._lock:
             first = max(first, self._applied)
             if last < first:
                 return
-            gap = Gap(first, last, why)
+            gap = Gap(first, last, why, at_most)
             self.gaps.append(gap)
             self._catch_up()  # the rows before the gap, while their log is the current one
             if len(self.log):

@@ -299,7 +299,12 @@ class StreamFeed:
                         self.mirror.apply_json(json.loads(event.data), origin)
                     elif event.event == "gap":
                         gap = json.loads(event.data)
-                        self.mirror.gap(int(gap["from"]), int(gap["to"]), str(gap.get("why", "")))
+                        self.mirror.gap(
+                            int(gap["from"]),
+                            int(gap["to"]),
+                            str(gap.get("why", "")),
+                            at_most=gap.get("at_most") is True,
+                        )
                     elif event.event == "closed":
                         self.mirror.end("the service shut down")
                         return True

@@ -58,10 +58,16 @@ class Gap:
     first: int
     last: int
     why: str
+    #: the range is an upper bound: numbers a killed process had reserved, not all used
+    at_most: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """The ``data`` of a ``gap`` event: ``{"from": first, "to": last, "why": ...}``."""
-        return {"from": self.first, "to": self.last, "why": self.why}
+        """The ``data`` of a ``gap`` event: ``{"from": first, "to": last, "why": ...}``, and
+        ``"at_most": true`` when not every number of the range was a row."""
+        data: dict[str, Any] = {"from": self.first, "to": self.last, "why": self.why}
+        if self.at_most:
+            data["at_most"] = True
+        return data
 
 
 @dataclass(slots=True)
@@ -118,7 +124,7 @@ class LogReader:
             own = None if self.directory is None else self.directory.resolve()
             runs = [r.directory for r in lineage.runs if r.directory.resolve() != own]
             self.directories = [*runs, *self.directories]
-            self.lineage_gaps = [Gap(g.first, g.last, g.why) for g in lineage.gaps]
+            self.lineage_gaps = [Gap(g.first, g.last, g.why, at_most=True) for g in lineage.gaps]
         self._segments: dict[Path, _Segment] = {}
         #: recent catch-up frames: ("window", first seq) or ("segment", path) -> frame
         self._frames: collections.OrderedDict[tuple[str, int | str], pd.DataFrame] = (
@@ -195,7 +201,7 @@ class LogReader:
     def _from_disk(self, start: int, stop: int, held: int) -> Batch:
         for gap in self.lineage_gaps:  # between two runs of a restarted service
             if gap.first <= start <= gap.last:
-                return Batch(gap=Gap(start, gap.last, gap.why))
+                return Batch(gap=Gap(start, gap.last, gap.why, gap.at_most))
         if not self.directories:
             return Batch(gap=Gap(start, held - 1, self._dropped_why()))
         segments = self._index()

@@ -60,8 +60,9 @@ class LogSource:
 
     @property
     def first_seq(self) -> int:
-        """``seq`` of the oldest row kept (above 0 when a bounded log dropped rows)."""
-        return self.scheduler.log.dropped
+        """``seq`` of the oldest row kept (above 0 when a bounded log dropped rows, or a
+        mirror's log starts after a gap)."""
+        return self.scheduler.log.first_seq
 
     def scene(self) -> Scene:
         """A new :class:`Scene`: one moment of the scheduler, taken now."""

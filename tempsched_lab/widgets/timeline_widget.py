@@ -284,7 +284,9 @@ class TimelineWidget(anywidget.AnyWidget):
     def _send_rows(self, start: int, stop: int, to: str | None = None) -> int:
         """Send rows ``start <= seq < stop`` in batches; returns how many rows went out."""
         log = self.scheduler.log
-        start = max(start, log.dropped)
+        # the oldest row held: rows a bounded log dropped, or rows before a mirror's gap (its
+        # log then starts after the gap), are not sent
+        start = max(start, log.first_seq)
         total = 0
         origin = self.origin
         while start < stop:
@@ -312,7 +314,7 @@ class TimelineWidget(anywidget.AnyWidget):
                 {
                     "type": "reset",
                     "to": token,
-                    "first": self.scheduler.log.dropped,
+                    "first": self.scheduler.log.first_seq,
                     "labels": list(self.feed.labels),
                     "lanes": list(self.feed.lanes),
                 }
@@ -361,7 +363,7 @@ class TimelineWidget(anywidget.AnyWidget):
 
     def _row(self, seq: int) -> Any:
         log = self.scheduler.log
-        if seq < log.dropped or seq >= log.next_seq:
+        if seq < log.first_seq or seq >= log.next_seq:
             return None
         frame = log.to_frame(seq, seq + 1)
         return frame.iloc[0] if len(frame) else None
