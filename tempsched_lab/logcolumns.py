@@ -34,9 +34,10 @@ import math
 import struct
 from array import array
 from collections.abc import Sequence
+from functools import reduce
 from itertools import accumulate, compress
-from operator import itemgetter
-from struct import pack, unpack_from
+from operator import iadd, itemgetter
+from struct import pack, unpack, unpack_from
 from typing import TYPE_CHECKING, Any, Union
 
 from .schema import COLUMNS, COMMON, KINDS, LAYOUTS, STORES, Store
@@ -97,31 +98,37 @@ class Compact:
     __slots__ = ("first_seq", "kinds", "n", "parts")
 
     def __init__(self, rows: Sequence[Row], first_seq: int) -> None:
-        # C-level passes only: the kind codes with ``map(itemgetter(0), ...)``, each kind's
-        # rows picked with ``compress``, its columns with one ``zip(*rows)``, numbers packed
-        # with ``struct`` (array's own item setter parses each item: ~150 instructions per
-        # value, struct ~25). A schedule row costs ~1,400 instructions, was ~8,300 with
-        # arrays filled from lists (callgrind, 4,000-row chunks). The transposition makes
-        # one tracked iterator per row, freed at once: ~6 collections of the youngest
-        # generation per 4,096-row chunk, and the collector stays on.
+        # C-level passes only: the kind codes with ``map(itemgetter(0), ...)``; in a chunk of
+        # several kinds, each kind's rows picked with ``compress`` (and their positions from
+        # one shared tuple of ints, none made per chunk); each kind's rows flattened into one
+        # list (``list += row``, a C call per row) whose step slices are its columns; numbers
+        # packed with ``struct`` (array's own item setter parses each item: ~150 instructions
+        # per value, struct ~25). No tracked object per row: the collector has nothing to do.
+        # Callgrind, 4,096-row chunks of the simulation (issue 35): a schedule row 3,364 ->
+        # 2,917 instructions, a dispatch/start/finish row 3,063 -> 2,581 (zip(*rows) and
+        # list(map(rows.__getitem__, ...)) before; the flat list alone buys ~50 and ~400,
+        # the shared-value shortcut in _store the rest).
         n = len(rows)
         self.first_seq = first_seq
         self.n = n
         kinds = bytes(map(_FIRST, rows))
         self.kinds = kinds
         self.parts: dict[int, dict[str, Any]] = {}
-        present = sorted(set(kinds))
+        # (a memchr per kind, not a set of 4,096 codes: ~70 instructions a row)
+        present = [code for code in range(len(KINDS)) if code in kinds]
         for code in present:
             fields: dict[str, Any] = {}
             part: Sequence[Row] = rows
             if len(present) > 1:
-                picked = tuple(compress(range(n), kinds.translate(_MASKS[code])))
+                mask = kinds.translate(_MASKS[code])
+                picked = tuple(compress(_positions(n), mask))
                 fields["idx"] = array("i", pack(f"{len(picked)}i", *picked))
-                part = list(map(rows.__getitem__, picked))
-            columns = zip(*part, strict=False)
-            next(columns)  # the kind codes
-            for name, values in zip(COMMON + LAYOUTS[KINDS[code]], columns, strict=False):
-                fields[name] = _store(values, _STORE_OF[name])
+                part = list(compress(rows, mask))
+            names = COMMON + LAYOUTS[KINDS[code]]
+            width = len(names) + 1
+            flat: list[Any] = reduce(iadd, part, [])
+            for j, name in enumerate(names, 1):
+                fields[name] = _store(flat[j::width], _STORE_OF[name])
             self.parts[code] = fields
 
     def positions(self, code: int) -> range | array[int]:
@@ -151,12 +158,19 @@ class Compact:
         return compact_columns(self)
 
 
-def _store(values: tuple[Any, ...], spec: Store) -> Field:
+def _store(values: list[Any], spec: Store) -> Field:
     """``values`` (one field of one kind's rows) in the smallest form that gives them back."""
     n = len(values)
     first = values[0]
     code = _TYPECODE.get(spec.numpy)
     if code is not None:
+        # One integer shared by every row (a schedule row's case, dup_of, origin, ready_size,
+        # woke: 5 of its 19 fields) is found by ``count`` (a pointer comparison each) and
+        # packed once, not n times (~450 instructions a schedule row). Integer fields hold
+        # the scheduler's own ints and bools, so ``==`` here is the packed bytes' equality.
+        if code != "d" and values[-1] == first and values.count(first) == n:
+            with contextlib.suppress(struct.error):  # (out of range: the general way below)
+                return Same(unpack(code, pack(code, first))[0])
         try:
             data = pack(f"{n}{code}", *values)  # the common case: every value fits
         except struct.error:
@@ -164,9 +178,11 @@ def _store(values: tuple[Any, ...], spec: Store) -> Field:
                 return Same(None)
             slow = _packed_slowly(values, spec, code)
             if slow is None:
-                return list(values)  # not numbers: numpy reads them when a frame is made
+                return values  # not numbers: numpy reads them when a frame is made
             data = slow
-        if code != "d" and data == data[: len(data) // n] * n:  # one value: stored once
+        size = len(data) // n  # one value: stored once (the first and last compared first,
+        # which spares building n copies of a distinct column's first value to compare)
+        if code != "d" and data[-size:] == data[:size] and data == data[:size] * n:
             return Same(unpack_from(code, data)[0])
         return array(code, data)
     if values.count(first) == n:  # (identical objects: a pointer comparison each)
@@ -175,14 +191,25 @@ def _store(values: tuple[Any, ...], spec: Store) -> Field:
         try:
             joined = "".join(values)
         except TypeError:  # some are not strings (None: a row without the text)
-            return list(values)
+            return values
         ends = tuple(accumulate(map(len, values)))
         wide = "I" if len(joined) < _TEXT_SPAN else "q"
         return Texts(joined, array(wide, pack(f"{n}{wide}", *ends)))
-    return list(values)
+    return values
 
 
-def _packed_slowly(values: tuple[Any, ...], spec: Store, code: str) -> bytes | None:
+_INDEXES: tuple[int, ...] = ()
+
+
+def _positions(n: int) -> tuple[int, ...]:
+    """At least ``0, 1, ..., n - 1`` as one shared tuple (its ints made once, not per chunk)."""
+    global _INDEXES
+    if len(_INDEXES) < n:
+        _INDEXES = tuple(range(max(n, 2 * len(_INDEXES))))
+    return _INDEXES
+
+
+def _packed_slowly(values: list[Any], spec: Store, code: str) -> bytes | None:
     """Numbers that ``struct`` refused, packed as the frame will read them (``None`` if they
     are not numbers): a missing float (``None``) or one too large is NaN; an integer too
     large for its column (``cancel(2**63)`` records the ID asked for) is missing."""

@@ -117,6 +117,24 @@ def _run(code: str) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
+def test_a_chunk_of_several_kinds_stores_each_kinds_shared_integers_once():
+    # The shortcut for a shared integer (found by count, packed once) and the positions of
+    # a kind's rows (from a shared tuple of ints): a guard for the row-cost work of issue 35,
+    # which passes before and after it (the same columns, the same rows back).
+    start = [(4, float(i), 1e9, "MainThread", 2**63, 5.0, "job", 4.0) for i in range(0, 9, 3)]
+    dispatch = [(3, float(i), 1e9, "MainThread", 7, 5.0, 5.0, "job", None, 1, 9)
+                for i in range(1, 9, 3)]  # fmt: skip
+    rows: list[tuple[Any, ...]] = [r for trio in zip(start, dispatch, strict=True) for r in trio]
+    compact = Compact(rows, 0)
+    assert list(compact.positions(4)) == [0, 2, 4] and list(compact.positions(3)) == [1, 3, 5]
+    started, dispatched = compact.parts[4], compact.parts[3]
+    assert type(started["task_id"]).__name__ == "Same"  # every one 2**63: missing, stored once
+    assert started["task_id"].value == STORES["int"].missing
+    shared = ("task_id", "ready_size", "queue_size")
+    assert all(type(dispatched[name]).__name__ == "Same" for name in shared)
+    assert compact.rows() == [_expected(row) for row in rows]
+
+
 def test_compacting_imports_neither_numpy_nor_pandas():
     # A long log compacts its full chunks on a background thread; importing numpy and
     # pandas there cost a running program ~25 MB and ~0.5 s of CPU it never asked for.
