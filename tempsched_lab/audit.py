@@ -116,7 +116,7 @@ def audit(frame: pd.DataFrame, dropped: int = 0) -> AuditReport:
     # shutdown row "restarted", begins a log of its own (task IDs start again, the previous
     # process's tasks are gone, the rows a killed process never wrote are a gap before it)
     restarts = np.flatnonzero(
-        (frame["kind"].astype(object).to_numpy() == "shutdown")
+        (frame["kind"].astype(object).to_numpy() == Kind.SHUTDOWN)
         & (frame["result"].astype(object).to_numpy() == "restarted")
     ).tolist()
     if restarts and restarts != [0]:

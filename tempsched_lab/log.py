@@ -254,7 +254,7 @@ class _Spill:
         return ok
 
     def _drain_locked(self, keep: int, deadline: float | None) -> bool:
-        from .logframe import frame_of
+        from .logframe import compact_columns, frame_of
 
         waiting = self.waiting
         while waiting and self.sealed - self.written > keep:
@@ -264,7 +264,7 @@ class _Spill:
                 return False
             chunk = waiting[0]
             try:
-                self.writer.write(frame_of(chunk.compacted().columns(), self.time_origin))
+                self.writer.write(frame_of(compact_columns(chunk.compacted()), self.time_origin))
             except Exception as exc:  # a full disk: the chunk stays, in memory and waiting
                 self.error = exc
                 self.failures += 1
@@ -647,17 +647,17 @@ class EventLog:
         self, chunks: list[_Chunk], tail: list[Row], tail_first: int, lo: int, hi: int
     ) -> pd.DataFrame:
         """The frame of seq ``lo:hi`` from a view taken by :meth:`_parts`."""
-        from .logframe import concat_columns, frame_of, slice_columns
+        from .logframe import compact_columns, concat_columns, frame_of, slice_columns
 
         parts = []
         for chunk in chunks:
             if chunk.first + len(chunk) <= lo or chunk.first >= hi:
                 continue
-            cols = chunk.compacted().columns()
+            cols = compact_columns(chunk.compacted())
             parts.append(slice_columns(cols, max(0, lo - chunk.first), hi - chunk.first))
         if hi > tail_first or not parts:
             a, b = max(0, lo - tail_first), max(0, hi - tail_first)
-            parts.append(Compact(tail[a:b], tail_first + a).columns())
+            parts.append(compact_columns(Compact(tail[a:b], tail_first + a)))
         return frame_of(concat_columns(parts), self.time_origin)
 
     # -- subscribing ------------------------------------------------------------------

@@ -38,12 +38,9 @@ from functools import reduce
 from itertools import accumulate, compress
 from operator import iadd, itemgetter
 from struct import pack, unpack, unpack_from
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Union
 
 from .schema import COLUMNS, COMMON, KINDS, LAYOUTS, STORES, Store
-
-if TYPE_CHECKING:
-    from .logframe import Columns
 
 __all__ = ["Compact", "Same", "Texts", "float_or_nan", "plain", "stored_in_range"]
 
@@ -150,12 +147,6 @@ class Compact:
             for j, i in enumerate(self.positions(code)):
                 out[i] = (code, *(values[j] for values in lists))
         return out  # type: ignore[return-value]
-
-    def columns(self) -> Columns:
-        """Every column of the frame for these rows, as numpy arrays (imports numpy)."""
-        from .logframe import compact_columns
-
-        return compact_columns(self)
 
 
 def _store(values: list[Any], spec: Store) -> Field:

@@ -15,6 +15,7 @@ import pytest
 from tempsched_lab import EventLog, Scheduler, VirtualClock, read_log
 from tempsched_lab.logfiles import Lineage
 from tempsched_lab.replay import Replayer
+from tempsched_lab.restarts import continuing_scheduler
 from tempsched_lab.sentences import describe_row
 from tempsched_lab.serve.reader import LogReader
 
@@ -57,7 +58,7 @@ def test_the_reservation_bounds_every_seq_handed_out_and_moves_when_a_chunk_open
 
 def _killed_run(root: Path, rows: int) -> Scheduler:
     """A first run that flushed, then recorded more, then 'died' (its directory left open)."""
-    first = Lineage.open(root).scheduler(VirtualClock())
+    first = continuing_scheduler(root, VirtualClock())
     for i in range(rows):
         first.schedule(_noop, delay=1 + i)
     assert first.log.flush()
@@ -78,7 +79,7 @@ def test_a_restarted_run_starts_after_the_reservation_and_names_the_gap(tmp_path
     assert (gap.first, gap.last) == (30, 16_413)
     assert "run-001) was killed" in gap.why and "up to 16413 were reserved" in gap.why
 
-    second = lineage.scheduler(VirtualClock())
+    second = continuing_scheduler(lineage, VirtualClock())
     assert second.log.spill_directory == str(root / "run-002")
     restart = second.log.rows()[0]
     assert (restart["seq"], restart["kind"], restart["result"]) == (16_414, "shutdown", "restarted")
@@ -102,24 +103,24 @@ def test_a_restarted_run_starts_after_the_reservation_and_names_the_gap(tmp_path
 
 def test_a_run_after_a_clean_shutdown_continues_without_a_gap(tmp_path: Path) -> None:
     root = tmp_path / "runs"
-    first = Lineage.open(root).scheduler(VirtualClock())
+    first = continuing_scheduler(root, VirtualClock())
     first.schedule(_noop, delay=1.0)
     first.shutdown()
     ended = first.log.next_seq
     lineage = Lineage.open(root)
     assert lineage.gaps == [] and lineage.next_seq == ended
-    second = lineage.scheduler(VirtualClock())
+    second = continuing_scheduler(lineage, VirtualClock())
     assert second.log.first_seq == ended
     assert "shut down" in second.log.rows()[0]["detail"]
     second.shutdown()
     with pytest.raises(TypeError, match="log_spill="):
-        lineage.scheduler(VirtualClock(), log_spill=tmp_path / "x")
+        continuing_scheduler(lineage, VirtualClock(), log_spill=tmp_path / "x")
 
 
 def test_a_replay_empties_the_queue_at_the_restart_row(tmp_path: Path) -> None:
     root = tmp_path / "runs"
     first = _killed_run(root, 3)
-    second = Lineage.open(root).scheduler(VirtualClock())
+    second = continuing_scheduler(root, VirtualClock())
     second.schedule(_noop, delay=5.0)  # task 0 again, in the new process
     frames = [first.log.to_frame(), second.log.to_frame()]
     replayer = Replayer(frames[0])
@@ -137,7 +138,7 @@ def test_audit_checks_each_process_of_a_restarted_log_on_its_own(tmp_path: Path)
 
     root = tmp_path / "runs"
     first = _killed_run(root, 3)
-    second = Lineage.open(root).scheduler(VirtualClock())
+    second = continuing_scheduler(root, VirtualClock())
     second.schedule(_noop, delay=1.0)  # task 0 again
     second.clock.advance(2.0)
     second.shutdown()

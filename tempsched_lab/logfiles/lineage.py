@@ -17,15 +17,18 @@ one may have used, and the numbers in between are one named **gap**: *the previo
 process (run-001) was killed: its rows after seq D never reached its spill directory;
 seq numbers up to N were reserved*. A process that shut down cleanly left every row on
 disk: the next one starts right after its last, no gap. Every ``seq`` is used once in
-the whole lineage, so a reader's cursor keeps its meaning across restarts.
+the whole lineage, so a reader's cursor keeps its meaning across restarts. The scheduler
+that continues a lineage is made by :func:`tempsched_lab.restarts.continuing_scheduler`
+(a layer above: this module only reads and writes the files).
 
 >>> import tempfile
 >>> from tempsched_lab import VirtualClock
 >>> root = tempfile.mkdtemp()
->>> first = Lineage.open(root).scheduler(VirtualClock())
+>>> from tempsched_lab.restarts import continuing_scheduler
+>>> first = continuing_scheduler(root, VirtualClock())
 >>> _ = first.schedule(print, delay=1.0)
 >>> _ = first.shutdown()
->>> second = Lineage.open(root).scheduler(VirtualClock())  # a restart
+>>> second = continuing_scheduler(root, VirtualClock())  # a restart
 >>> second.log.first_seq, second.log.rows()[0]["result"]
 (3, 'restarted')
 >>> _ = second.shutdown()
@@ -176,26 +179,6 @@ class Lineage:
             return path, start
         raise RuntimeError(f"{self.root}: no free run-NNN directory left")
 
-    def scheduler(self, clock: Any = None, **options: Any) -> Scheduler:
-        """A new scheduler that continues this lineage's log (``Scheduler(clock, **options)``,
-        spilling to the next ``run-NNN``, its rows numbered after the runs before).
-
-        After an earlier run, its first row is a ``shutdown`` row with result
-        ``restarted`` that says what became of the previous process (its tasks are gone:
-        a replay empties the queue there; task IDs start again at 0).
-        """
-        from ..scheduler import Scheduler
-
-        for name in ("log_spill", "log_first_seq"):
-            if name in options:
-                raise TypeError(f"{name}=: the lineage sets it (the next run-NNN directory)")
-        previous = self.runs[-1] if self.runs else None
-        directory, first = self.next_run()
-        scheduler = Scheduler(clock, log_spill=directory, log_first_seq=first, **options)
-        if previous is not None:
-            _restarted_row(scheduler, first, _restart_detail(previous))
-        return scheduler
-
 
 def _run_name(number: int) -> str:
     return f"run-{number:03d}"
@@ -253,7 +236,8 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _restart_detail(previous: Run) -> str:
+def restart_detail(previous: Run) -> str:
+    """The restart row's words: what became of the previous process and its rows."""
     if previous.closed and previous.why is None:
         return (
             f"the service restarted after its previous process ({previous.directory.name}) "
@@ -267,7 +251,7 @@ def _restart_detail(previous: Run) -> str:
     )
 
 
-def _restarted_row(scheduler: Scheduler, first: int, detail: str) -> None:
+def write_restarted_row(scheduler: Scheduler, first: int, detail: str) -> None:
     """The new process's first row: a ``shutdown`` row, result ``restarted`` (schema's layout:
     task_id, result, due, label, ready_size, queue_size, detail)."""
     from ..schema import KIND_CODE

@@ -44,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
-from ..logfiles.lineage import Lineage
+from ..restarts import continuing_scheduler
 from ..scheduler import Scheduler
 from .app import Feed, asgi_app
 from .budget import SHARE
@@ -103,7 +103,7 @@ def build_service(
         # a quiet service's rows reach the disk within this many seconds, so a SIGKILL loses
         # at most that much of its log (docs/event-log.md, "A time-bounded flush")
         options["log_spill_interval"] = spill_interval
-        scheduler = Lineage.open(spill).scheduler(**options)
+        scheduler = continuing_scheduler(spill, **options)
     scheduler.schedule(_heartbeat, period=tick, label="heartbeat")
     scheduler.schedule(_sync, period=1.0, label="sync")
     scheduler.schedule(_burst, period=burst_every, args=(scheduler, burst_size), label="burst")

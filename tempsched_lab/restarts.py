@@ -1,0 +1,55 @@
+"""A scheduler that continues the log of a service restarted on its spill root.
+
+:class:`~tempsched_lab.logfiles.Lineage` reads and writes a lineage's files (one
+``run-NNN`` spill directory per process, the ``seq`` numbers each run reserved); this
+module makes the scheduler of the next run, a layer above both (the log's files are read
+by the log, so they never import the scheduler).
+
+>>> import tempfile
+>>> from tempsched_lab import VirtualClock
+>>> root = tempfile.mkdtemp()
+>>> first = continuing_scheduler(root, VirtualClock())
+>>> _ = first.schedule(print, delay=1.0)
+>>> _ = first.shutdown()
+>>> second = continuing_scheduler(root, VirtualClock())  # the service restarted
+>>> second.log.first_seq, second.log.rows()[0]["result"]
+(3, 'restarted')
+>>> _ = second.shutdown()
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .logfiles.lineage import Lineage, restart_detail, write_restarted_row
+from .scheduler import Scheduler
+
+__all__ = ["continuing_scheduler"]
+
+
+def continuing_scheduler(
+    root: str | os.PathLike[str] | Lineage, clock: Any = None, **options: Any
+) -> Scheduler:
+    """A new scheduler that continues the log of the lineage at ``root``
+    (``Scheduler(clock, **options)``, spilling to the next ``root/run-NNN``, its rows
+    numbered after the runs before).
+
+    After an earlier run, its first row is a ``shutdown`` row with result ``restarted``
+    that says what became of the previous process (its tasks are gone: a replay empties
+    the queue there; task IDs start again at 0).
+
+    >>> continuing_scheduler("/tmp", log_spill="x")
+    Traceback (most recent call last):
+    TypeError: log_spill=: the lineage sets it (the next run-NNN directory)
+    """
+    for name in ("log_spill", "log_first_seq"):
+        if name in options:
+            raise TypeError(f"{name}=: the lineage sets it (the next run-NNN directory)")
+    lineage = root if isinstance(root, Lineage) else Lineage.open(root)
+    previous = lineage.runs[-1] if lineage.runs else None
+    directory, first = lineage.next_run()
+    scheduler = Scheduler(clock, log_spill=directory, log_first_seq=first, **options)
+    if previous is not None:
+        write_restarted_row(scheduler, first, restart_detail(previous))
+    return scheduler
