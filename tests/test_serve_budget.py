@@ -66,6 +66,7 @@ def test_share_is_checked_at_the_call() -> None:
     s.shutdown()
 
 
+@pytest.mark.slow  # 7.9 s in the fast lane on the idle machine: the full run keeps it
 def test_a_reader_of_a_busy_scheduler_lags_then_catches_up_with_every_row_once() -> None:
     import httpx
     from httpx_sse import connect_sse
