@@ -1,8 +1,8 @@
 """The logs' one background thread: compacts full chunks, writes spilled segments, seals tails.
 
-A chunk of row tuples costs three to four times the memory of the same rows as
-per-kind plain columns (:mod:`tempsched_lab.logcolumns`); converting a 4,096-row chunk
-takes a few milliseconds, which the recorder must not spend while it holds a
+A chunk's rows held flat (:mod:`tempsched_lab.logrows`) cost two to three times the
+memory of the same rows as per-kind plain columns (:mod:`tempsched_lab.logcolumns`);
+converting a 4,096-row chunk takes about a millisecond, which the recorder must not spend while it holds a
 scheduler's lock. Sealed chunks are
 queued here and converted (and, for a spilled log, written) by a single daemon
 thread shared by every log, which also calls the ``tick`` of each log that bounds
@@ -18,7 +18,7 @@ new work, finishes the item in hand, and ends; the hook waits for it (at most
 :data:`PARK_TIMEOUT` seconds). A daemon thread still inside a library's C++ code
 (pyarrow, writing a segment) when the interpreter is finalized aborts the whole
 process (``terminate called without an active exception``, status 134). Chunks left
-uncompacted stay as tuples, which readers convert on demand. A child process made
+uncompacted stay flat, which readers convert on demand. A child process made
 by ``os.fork()`` starts a thread of its own when it first needs one.
 """
 

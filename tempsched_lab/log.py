@@ -2,8 +2,9 @@
 
 The scheduler's :class:`~tempsched_lab.recorder.Recorder` writes one row per step
 (through the log's :class:`LogWriter`) while the scheduler holds its lock, so ``seq`` is
-gapless and the log order is the true order. Rows are stored as small tuples
-(appending never builds a DataFrame); full chunks of 4,096 rows are compacted in
+gapless and the log order is the true order. The open chunk stores each row's fields
+flat, one list per row kind (:mod:`~tempsched_lab.logrows`: no object per row, and
+appending never builds a DataFrame); full chunks of 4,096 rows are compacted in
 the background into per-kind plain columns (:mod:`~tempsched_lab.logcolumns`: about a
 quarter of the memory), and :meth:`EventLog.to_frame` builds a typed pandas DataFrame
 on demand. Neither numpy nor pandas is imported until a frame is asked for.
@@ -23,7 +24,6 @@ import contextlib
 import logging
 import math
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import compactor
 from .logcolumns import Compact
+from .logrows import FlatRows
 from .schema import COLUMNS, COMMON, DERIVED, KIND_CODE, KINDS, LAYOUTS, ORIGINS, STORES
 from .subscriptions import Subscription
 from .timescale import ORIGIN_ATTR
@@ -44,8 +45,9 @@ if TYPE_CHECKING:
 __all__ = ["EventLog", "HeldRows", "LogWriter", "Subscription", "read_log", "row_dict"]
 
 Row = tuple[Any, ...]
-#: Rows per chunk of an unbounded log: compacted a chunk at a time. The open chunk's row
-#: tuples (~333 B a schedule row, ~90 B once compacted) are the log's high-water mark of
+#: Rows per chunk of an unbounded log: compacted a chunk at a time. The open chunk's flat
+#: fields (a schedule row's 18 pointers, ~150 B, plus the objects only it holds; ~82 B
+#: once compacted; tuples took ~333 B before issue 35) are the log's high-water mark of
 #: memory: RSS per pending task with the log on (100,000 tasks, docs/benchmarks.md, issue 35)
 #: was ~830 B with 65,536-row chunks (numpy imported first, 1,096 B without), ~610 B with
 #: 4,096; a spilled log's chunks are its segments (``spill_rows``) instead.
@@ -59,6 +61,18 @@ COMPACT_BACKLOG = 4
 logger = logging.getLogger("tempsched_lab")
 
 
+class _View(NamedTuple):
+    """What a reader reads, taken in one step under the lock (see :meth:`EventLog._view`)."""
+
+    chunks: list[_Chunk]
+    tail: FlatRows
+    tail_first: int
+    lo: int
+    hi: int
+    #: the next seq at that instant (rows from it on did not exist yet)
+    end: int
+
+
 class HeldRows(NamedTuple):
     """What :meth:`EventLog.held_rows` read in one step."""
 
@@ -70,40 +84,37 @@ class HeldRows(NamedTuple):
     rows: list[dict[str, Any]]
 
 
-def _nowhere(row: Row) -> None:
-    raise RuntimeError("this LogWriter belongs to no log yet")
-
-
 class LogWriter:
-    """The way in of a log's one writer (the scheduler's recorder): store a row with
-    ``append(row)``, count it off ``room``, and once ``room`` reaches 0 call the log's
-    :meth:`EventLog.settle`, which seals the full chunk and refills both::
+    """The way in of a log's one writer (the scheduler's recorder): store a row of kind
+    ``code`` as its kind and its fields (:mod:`~tempsched_lab.logrows`), count it off
+    ``room``, and once ``room`` reaches 0 call the log's :meth:`EventLog.settle`::
 
-        writer.append(row)
+        writer.fields[code] += (t, wall, thread, ...)  # the kind's fields, in layout order
+        writer.kinds.append(code)  # (second: a row whose fields failed leaves no trace)
         writer.room -= 1
         if writer.room <= 0:
             log.settle()
 
-    The log keeps both fields true: while nobody watches, ``append`` is the tail's own
-    ``list.append`` and ``room`` the rows left in the chunk; while a tap or subscriber
-    watches, ``append`` is :meth:`EventLog.append`, which hands each row on. Writing
-    through the tail's ``list.append`` spares a Python call per row: ``schedule`` with the
-    log on, 29,237 -> 28,413 instructions (-2.8 %), a burst of inline runs 73,014 -> 70,343
-    (-3.7 %), a periodic task's runs 75,811 -> 72,899 (-3.8 %; callgrind, 5,000 each).
+    ``kinds`` and ``fields`` are the open chunk's own (:class:`~tempsched_lab.logrows.
+    FlatRows`), so a row costs two C-level appends and no Python call. The log keeps
+    ``room`` true: while nobody watches, the rows left in the chunk (``settle`` then seals
+    it and opens the next); while a tap or subscriber watches, 1, so that ``settle``
+    hands each row on as soon as it is written.
 
     >>> EventLog().writer.room  # an empty chunk's rows
     4096
     """
 
-    __slots__ = ("append", "room")
+    __slots__ = ("fields", "kinds", "room")
 
     def __init__(self) -> None:
-        self.append: Callable[[Row], None] = _nowhere
+        self.kinds = bytearray()
+        self.fields: list[list[Any]] = []  # (no kind can be written before a log renews it)
         self.room = 0
 
 
 class _Chunk:
-    """A full chunk of rows: tuples until the compactor turns them into arrays.
+    """A full chunk of rows: flat lists until the compactor turns them into arrays.
 
     With a spill directory, the chunk then waits in its spill's queue until its
     segment is written (:meth:`_Spill.drain`); ``spilled`` says it is on disk, and
@@ -112,9 +123,9 @@ class _Chunk:
 
     __slots__ = ("__weakref__", "compact", "dropped", "first", "rows", "spill", "spilled")
 
-    def __init__(self, first: int, rows: list[Row], spill: _Spill | None = None) -> None:
+    def __init__(self, first: int, rows: FlatRows, spill: _Spill | None = None) -> None:
         self.first = first
-        self.rows: list[Row] | None = rows
+        self.rows: FlatRows | None = rows
         self.compact: Compact | None = None
         self.spill = spill
         self.spilled = spill is None
@@ -153,11 +164,12 @@ class _Chunk:
             self.rows = None
         return compact
 
-    def tuples(self) -> list[Row]:
+    def tuples(self, lo: int, hi: int) -> list[Row]:
+        """Rows ``lo:hi`` (positions in the chunk) as tuples."""
         rows = self.rows
         if rows is not None:
-            return rows
-        return self.compact.rows()  # type: ignore[union-attr]
+            return rows.tuples(lo, hi)
+        return self.compact.rows()[lo:hi]  # type: ignore[union-attr]
 
 
 class _Spill:
@@ -507,9 +519,9 @@ class EventLog:
         self._chunks: list[_Chunk] = []
         #: sealed chunks not known to be compacted yet, oldest first (see _catch_up)
         self._compacting: collections.deque[_Chunk] = collections.deque()
-        self._rows: list[Row] = []
+        self._tail = FlatRows()  # the open chunk
         self._first = first_seq  # seq of the first stored row
-        self._tail_first = first_seq  # seq of the tail's first row (the next row's: + len(_rows))
+        self._tail_first = first_seq  # seq of the tail's first row (the next row's: + len(_tail))
         self._start = first_seq  # seq of this log's first row (rows before it: another log's)
         self._taps: list[Callable[[int, Row], Any]] = []
         self._subs: list[Subscription] = []
@@ -531,7 +543,7 @@ class EventLog:
     @property
     def _seq(self) -> int:
         """The ``seq`` of the next row: rows are counted where they are, never twice."""
-        return self._tail_first + len(self._rows)
+        return self._tail_first + len(self._tail)
 
     def __len__(self) -> int:
         stored = self._seq - self._first
@@ -581,12 +593,11 @@ class EventLog:
         lowest, view = self._view(start, stop, held=False)
         kept, first = self._tuples_of(*view)
         rows = [row_dict(first + i, r) for i, r in enumerate(kept)]
-        return HeldRows(lowest, view[2] + len(view[1]), rows)
+        return HeldRows(lowest, view[5], rows)
 
-    def _parts(
-        self, start: int | None, stop: int | None, *, held: bool = False
-    ) -> tuple[list[_Chunk], list[Row], int, int, int]:
-        """A consistent view: chunks, tail rows, the tail's first seq, and seq ``lo:hi`` to read.
+    def _parts(self, start: int | None, stop: int | None, *, held: bool = False) -> _View:
+        """A consistent view: chunks, tail rows, the tail's first seq, seq ``lo:hi`` to read,
+        and the next seq at that instant.
 
         ``held``: every row still held in memory, also those beyond ``max_rows`` that a
         spill keeps until they are on disk (readers of a bounded log see only the newest
@@ -594,34 +605,36 @@ class EventLog:
         """
         return self._view(start, stop, held=held)[1]
 
-    def _view(
-        self, start: int | None, stop: int | None, *, held: bool
-    ) -> tuple[int, tuple[list[_Chunk], list[Row], int, int, int]]:
-        """:meth:`_parts`, with the lowest seq readable at that instant."""
+    def _view(self, start: int | None, stop: int | None, *, held: bool) -> tuple[int, _View]:
+        """:meth:`_parts`, with the lowest seq readable at that instant.
+
+        The open chunk is not copied: its rows up to ``end`` never change (the recorder
+        only appends, under the lock), so they are read later without the lock.
+        """
         with self._lock:
             chunks = list(self._chunks)
-            tail = self._rows[:]
+            tail = self._tail
             tail_first = self._tail_first
-            lowest = self._first if held else self._seq - len(self)
-        end = tail_first + len(tail)
+            end = tail_first + len(tail)
+            lowest = self._first if held else end - len(self)
         lo = lowest if start is None else min(max(lowest, start), end)
         hi = end if stop is None else min(end, stop)
-        return lowest, (chunks, tail, tail_first, lo, max(lo, hi))
+        return lowest, _View(chunks, tail, tail_first, lo, max(lo, hi), end)
 
     def _tuples(self, start: int | None = None, stop: int | None = None) -> tuple[list[Row], int]:
         return self._tuples_of(*self._parts(start, stop))
 
     @staticmethod
     def _tuples_of(
-        chunks: list[_Chunk], tail: list[Row], tail_first: int, lo: int, hi: int
+        chunks: list[_Chunk], tail: FlatRows, tail_first: int, lo: int, hi: int, end: int = 0
     ) -> tuple[list[Row], int]:
         out: list[Row] = []
         for chunk in chunks:
             if chunk.first + len(chunk) <= lo or chunk.first >= hi:
                 continue
-            out.extend(chunk.tuples()[max(0, lo - chunk.first) : hi - chunk.first])
+            out.extend(chunk.tuples(max(0, lo - chunk.first), hi - chunk.first))
         if hi > tail_first:
-            out.extend(tail[max(0, lo - tail_first) : hi - tail_first])
+            out.extend(tail.tuples(max(0, lo - tail_first), hi - tail_first))
         return out, lo
 
     def rows(self, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
@@ -644,7 +657,7 @@ class EventLog:
         return self._frame_of(*self._parts(start, stop))
 
     def _frame_of(
-        self, chunks: list[_Chunk], tail: list[Row], tail_first: int, lo: int, hi: int
+        self, chunks: list[_Chunk], tail: FlatRows, tail_first: int, lo: int, hi: int, end: int
     ) -> pd.DataFrame:
         """The frame of seq ``lo:hi`` from a view taken by :meth:`_parts`."""
         from .logframe import compact_columns, concat_columns, frame_of, slice_columns
@@ -657,7 +670,7 @@ class EventLog:
             parts.append(slice_columns(cols, max(0, lo - chunk.first), hi - chunk.first))
         if hi > tail_first or not parts:
             a, b = max(0, lo - tail_first), max(0, hi - tail_first)
-            parts.append(compact_columns(Compact(tail[a:b], tail_first + a)))
+            parts.append(compact_columns(Compact(tail.slice(a, b), tail_first + a)))
         return frame_of(concat_columns(parts), self.time_origin)
 
     # -- subscribing ------------------------------------------------------------------
@@ -739,30 +752,32 @@ class EventLog:
 
     def _renew_writer(self) -> None:
         """Make :attr:`writer` true again: the tail changed, or a tap came or went."""
-        writer = self.writer
-        if self._limit == 0:  # watched: every row through append(), which hands it on
-            writer.append, writer.room = self.append, sys.maxsize
-        else:
-            writer.append, writer.room = self._rows.append, self._limit - len(self._rows)
+        writer, tail = self.writer, self._tail
+        writer.kinds, writer.fields = tail.kinds, tail.fields
+        # watched: settle() after every row, which hands it on
+        writer.room = 1 if self._limit == 0 else self._limit - len(tail)
 
     def append(self, row: Row) -> None:
-        """Store one row laid out as :data:`~tempsched_lab.schema.LAYOUTS` says, and hand it
-        to the taps and subscribers. The general way in; the recorder writes through
-        :attr:`writer` (:class:`LogWriter`), which is this method while anyone watches.
+        """Store one row given as a tuple ``(kind code, *fields)``, laid out as
+        :data:`~tempsched_lab.schema.LAYOUTS` says, and hand it to the taps and
+        subscribers. The general way in; the recorder writes through :attr:`writer`
+        (:class:`LogWriter`), which spares the tuple and this call.
 
         The caller holds the lock the log was given (the scheduler's), so ``seq`` follows
         the true order of the steps.
         """
-        rows = self._rows
-        rows.append(row)
-        if len(rows) >= self._limit:
-            self._after_append(row)
-        else:
-            self.writer.room -= 1
+        self._tail.add(row)
+        writer = self.writer
+        writer.room -= 1
+        if writer.room <= 0:
+            self.settle()
 
     def settle(self) -> None:
-        """The writer used up its room: seal the full chunk, and renew :attr:`writer`."""
-        if len(self._rows) >= self._chunk_size:
+        """The writer used up its room: hand the row on if anyone watches, seal the full
+        chunk, and renew :attr:`writer`."""
+        if self._limit == 0:
+            self._fan_out(self._seq - 1, self._tail.last())
+        if len(self._tail) >= self._chunk_size:
             self._seal()
         else:
             self._renew_writer()
@@ -776,23 +791,16 @@ class EventLog:
         """
         return self._limit == 0
 
-    def _after_append(self, row: Row) -> None:
-        """The rare work after an append: seal a full chunk, hand the row to taps/subscribers."""
-        if len(self._rows) >= self._chunk_size:
-            self._seal()
-        if self._fans:
-            self._fan_out(self._seq - 1, row)
-
     def _seal(self) -> None:
         """The tail is a full chunk: file it (to be compacted off the lock) and start a new one."""
-        rows = self._rows
+        rows = self._tail
         if not rows:
             return
         spill = self._spill
         chunk = _Chunk(self._tail_first, rows, spill)
         self._chunks.append(chunk)
         self._tail_first += len(rows)
-        self._rows = []
+        self._tail = FlatRows()
         self._renew_writer()
         self._trim()
         if spill is not None:
@@ -858,7 +866,7 @@ class EventLog:
             spill = self._spill
             if spill is None or spill.refused is not None or spill.writer.closed:
                 return
-            if not self._rows:
+            if not self._tail:
                 self._aged = -1
             elif self._aged != self._tail_first:
                 self._aged = self._tail_first  # first seen now: sealed at the next tick

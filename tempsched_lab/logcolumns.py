@@ -1,6 +1,7 @@
 """A sealed chunk of log rows stored column by column, in plain Python: no numpy, no pandas.
 
-The log's compactor thread turns each full chunk of row tuples into a :class:`Compact`:
+The log's compactor thread turns each full chunk of rows (its flat lists, :mod:`~tempsched_lab.
+logrows`) into a :class:`Compact`:
 per row kind, one column per field of the kind's layout (:data:`~tempsched_lab.schema.
 LAYOUTS`, the common fields included), each in the smallest plain form that gives the
 values back:
@@ -14,8 +15,8 @@ values back:
   of a 54-byte string object and its 8-byte pointer;
 * anything else (a category's strings, an odd value): a list.
 
-A schedule row of 19 fields then takes about 90 bytes (about 333 as a tuple while its
-chunk is open; see docs/benchmarks.md, issue 35). Nothing here imports numpy or pandas:
+A schedule row of 19 fields then takes about 82 bytes (about 150 in its open chunk's
+flat lists, plus the objects only it holds; see docs/benchmarks.md, issue 35). Nothing here imports numpy or pandas:
 a script that never asks for a frame never loads them (they are ~25 MB resident, and
 their import, ~0.5 s of CPU, fell on the compactor thread while the scheduler ran).
 :meth:`Compact.columns` converts to numpy when a frame is asked for
@@ -34,12 +35,11 @@ import math
 import struct
 from array import array
 from collections.abc import Sequence
-from functools import reduce
 from itertools import accumulate, compress
-from operator import iadd, itemgetter
 from struct import pack, unpack, unpack_from
 from typing import Any, Union
 
+from .logrows import FlatRows
 from .schema import COLUMNS, COMMON, KINDS, LAYOUTS, STORES, Store
 
 __all__ = ["Compact", "Same", "Texts", "float_or_nan", "plain", "stored_in_range"]
@@ -77,7 +77,6 @@ Field = Union["array[Any]", Same, Texts, list[Any]]
 _TYPECODE = {"float64": "d", "int64": "q", "int8": "b"}
 #: each field's store (``dispatched``, stored for ``queue_delay`` but no column: a float)
 _STORE_OF = {c.name: STORES[c.store] for c in COLUMNS} | {"dispatched": STORES["float"]}
-_FIRST = itemgetter(0)
 #: ``bytes.translate`` tables: row kind codes -> 1 where the code is this kind's, else 0
 #: (a C-level pass over a chunk's codes, then ``compress`` picks that kind's rows)
 _MASKS = [bytes(int(i == code) for i in range(256)) for code in range(len(KINDS))]
@@ -94,37 +93,32 @@ class Compact:
 
     __slots__ = ("first_seq", "kinds", "n", "parts")
 
-    def __init__(self, rows: Sequence[Row], first_seq: int) -> None:
-        # C-level passes only: the kind codes with ``map(itemgetter(0), ...)``; in a chunk of
-        # several kinds, each kind's rows picked with ``compress`` (and their positions from
-        # one shared tuple of ints, none made per chunk); each kind's rows flattened into one
-        # list (``list += row``, a C call per row) whose step slices are its columns; numbers
-        # packed with ``struct`` (array's own item setter parses each item: ~150 instructions
-        # per value, struct ~25). No tracked object per row: the collector has nothing to do.
-        # Callgrind, 4,096-row chunks of the simulation (issue 35): a schedule row 3,364 ->
-        # 2,917 instructions, a dispatch/start/finish row 3,063 -> 2,581 (zip(*rows) and
-        # list(map(rows.__getitem__, ...)) before; the flat list alone buys ~50 and ~400,
-        # the shared-value shortcut in _store the rest).
+    def __init__(self, rows: FlatRows | Sequence[Row], first_seq: int) -> None:
+        # C-level passes only: the open chunk already holds each kind's fields in one flat
+        # list (:mod:`~tempsched_lab.logrows`), whose step slices are its columns; in a
+        # chunk of several kinds, each kind's positions are picked with ``compress`` from
+        # one shared tuple of ints (none made per chunk); numbers are packed with
+        # ``struct`` (array's own item setter parses each item: ~150 instructions per
+        # value, struct ~25). No object per row is made or freed.
+        if not isinstance(rows, FlatRows):
+            rows = FlatRows.of(rows)
         n = len(rows)
         self.first_seq = first_seq
         self.n = n
-        kinds = bytes(map(_FIRST, rows))
+        kinds = bytes(rows.kinds)
         self.kinds = kinds
         self.parts: dict[int, dict[str, Any]] = {}
-        # (a memchr per kind, not a set of 4,096 codes: ~70 instructions a row)
-        present = [code for code in range(len(KINDS)) if code in kinds]
+        present = [code for code, values in enumerate(rows.fields) if values]
         for code in present:
             fields: dict[str, Any] = {}
-            part: Sequence[Row] = rows
             if len(present) > 1:
                 mask = kinds.translate(_MASKS[code])
                 picked = tuple(compress(_positions(n), mask))
                 fields["idx"] = array("i", pack(f"{len(picked)}i", *picked))
-                part = list(compress(rows, mask))
             names = COMMON + LAYOUTS[KINDS[code]]
-            width = len(names) + 1
-            flat: list[Any] = reduce(iadd, part, [])
-            for j, name in enumerate(names, 1):
+            width = len(names)
+            flat = rows.fields[code]
+            for j, name in enumerate(names):
                 fields[name] = _store(flat[j::width], _STORE_OF[name])
             self.parts[code] = fields
 

@@ -189,11 +189,13 @@ class Recorder:
             name = self._local.name = threading.current_thread().name
             return name
 
-    def _write(self, row: tuple[Any, ...]) -> None:
-        """Store ``row`` through the log's writer (the rarer rows; the hot ones do this in
-        place, which spares a call per row: see :class:`~tempsched_lab.log.LogWriter`)."""
+    def _write(self, code: int, fields: tuple[Any, ...]) -> None:
+        """Store a row of kind ``code`` through the log's writer (the rarer rows; the hot
+        ones do this in place, which spares a call per row: see
+        :class:`~tempsched_lab.log.LogWriter`)."""
         writer = self._writer
-        writer.append(row)
+        writer.fields[code] += fields
+        writer.kinds.append(code)
         writer.room -= 1
         if writer.room <= 0:
             self.log.settle()
@@ -219,29 +221,27 @@ class Recorder:
         except AttributeError:
             thread = self._thread()
         writer = self._writer  # written in place on the hottest rows (see _write)
-        writer.append(
-            (
-                _SCHEDULE,
-                now,
-                self._wall(),
-                thread,
-                task.id if dup is None else dup.id,  # task_id
-                CASE_INT[case],  # case
-                -1 if dup is None else dup.id,  # dup_of
-                due,  # due
-                due if self._fire is None else self._fire(due),  # fire_at
-                task.label if dup is None else task.name,  # label
-                "()" if args == () else short_repr(args),  # args
-                task.period,  # period
-                origin,  # origin
-                head_before,  # head_before
-                head_after,  # head_after
-                self._queue.head_size(),  # ready_size
-                len(self._index),  # queue_size
-                woke,  # woke
-                task.trigger_text,  # trigger
-            )
+        writer.fields[_SCHEDULE] += (
+            now,
+            self._wall(),
+            thread,
+            task.id if dup is None else dup.id,  # task_id
+            CASE_INT[case],  # case
+            -1 if dup is None else dup.id,  # dup_of
+            due,  # due
+            due if self._fire is None else self._fire(due),  # fire_at
+            task.label if dup is None else task.name,  # label
+            "()" if args == () else short_repr(args),  # args
+            task.period,  # period
+            origin,  # origin
+            head_before,  # head_before
+            head_after,  # head_after
+            self._queue.head_size(),  # ready_size
+            len(self._index),  # queue_size
+            woke,  # woke
+            task.trigger_text,  # trigger
         )
+        writer.kinds.append(_SCHEDULE)
         writer.room -= 1
         if writer.room <= 0:
             self.log.settle()
@@ -263,8 +263,8 @@ class Recorder:
             return
         queue = self._queue
         self._write(
+            _REJECT,
             (
-                _REJECT,
                 now,
                 self._wall(),
                 self._thread(),
@@ -278,7 +278,7 @@ class Recorder:
                 queue.head_size(),  # ready_size
                 len(self._index),  # queue_size
                 reason,  # error
-            )
+            ),
         )
 
     # -- the driver -------------------------------------------------------------------
@@ -286,8 +286,8 @@ class Recorder:
         """The worker's wait ended: notified (the head moved earlier) or timed out."""
         queue = self._queue
         self._write(
+            _WAKE,
             (
-                _WAKE,
                 now,
                 self._wall(),
                 self._thread(),
@@ -296,7 +296,7 @@ class Recorder:
                 queue.head_time(),  # head_before
                 queue.head_size(),  # ready_size
                 len(self._index),  # queue_size
-            )
+            ),
         )
 
     # -- runs -------------------------------------------------------------------------
@@ -310,21 +310,19 @@ class Recorder:
         for group in groups:
             for task in group.tasks:
                 due = task.due
-                writer.append(
-                    (
-                        _DISPATCH,
-                        now,
-                        wall,
-                        thread,
-                        task.id,  # task_id
-                        due,  # due
-                        due if fire is None else fire(due),  # fire_at
-                        task.label,  # label
-                        head,  # head_after
-                        ready,  # ready_size
-                        size,  # queue_size
-                    )
+                writer.fields[_DISPATCH] += (
+                    now,
+                    wall,
+                    thread,
+                    task.id,  # task_id
+                    due,  # due
+                    due if fire is None else fire(due),  # fire_at
+                    task.label,  # label
+                    head,  # head_after
+                    ready,  # ready_size
+                    size,  # queue_size
                 )
+                writer.kinds.append(_DISPATCH)
                 writer.room -= 1
                 if writer.room <= 0:
                     self.log.settle()
@@ -336,7 +334,8 @@ class Recorder:
         except AttributeError:
             thread = self._thread()
         writer = self._writer
-        writer.append((_START, now, self._wall(), thread, task.id, due, task.label, dispatched))
+        writer.fields[_START] += (now, self._wall(), thread, task.id, due, task.label, dispatched)
+        writer.kinds.append(_START)
         writer.room -= 1
         if writer.room <= 0:
             self.log.settle()
@@ -360,21 +359,19 @@ class Recorder:
         except AttributeError:
             thread = self._thread()
         writer = self._writer
-        writer.append(
-            (
-                _FINISH,
-                now,
-                self._wall(),
-                thread,
-                task.id,  # task_id
-                due,  # due
-                task.label,  # label
-                duration,  # duration
-                type(result).__name__,  # result
-                worker,  # worker
-                worker_start,  # worker_start
-            )
+        writer.fields[_FINISH] += (
+            now,
+            self._wall(),
+            thread,
+            task.id,  # task_id
+            due,  # due
+            task.label,  # label
+            duration,  # duration
+            type(result).__name__,  # result
+            worker,  # worker
+            worker_start,  # worker_start
         )
+        writer.kinds.append(_FINISH)
         writer.room -= 1
         if writer.room <= 0:
             self.log.settle()
@@ -392,8 +389,8 @@ class Recorder:
         """A run raised ``exc``; returns the traceback text it recorded."""
         text = traceback_text(exc)
         self._write(
+            _ERROR,
             (
-                _ERROR,
                 now,
                 self._wall(),
                 self._thread(),
@@ -405,19 +402,19 @@ class Recorder:
                 text,  # detail
                 worker,  # worker
                 worker_start,  # worker_start
-            )
+            ),
         )
         return text
 
     def event_set(self, now: float, task: Task, due: float) -> None:
         """A ``threading.Event`` action was set."""
-        self._write((_EVENT_SET, now, self._wall(), self._thread(), task.id, due, task.label))
+        self._write(_EVENT_SET, (now, self._wall(), self._thread(), task.id, due, task.label))
 
     def missed(self, now: float, task: Task, due: float, missed: int, policy: str) -> None:
         """A recurring task's re-arm skipped ``missed`` runs (the first due at ``due``)."""
         self._write(
+            _MISSED,
             (
-                _MISSED,
                 now,
                 self._wall(),
                 self._thread(),
@@ -427,7 +424,7 @@ class Recorder:
                 task.period,  # period
                 missed,  # missed
                 policy,  # result
-            )
+            ),
         )
 
     # -- cancel and shutdown ----------------------------------------------------------
@@ -446,8 +443,8 @@ class Recorder:
             return
         queue = self._queue
         self._write(
+            _CANCEL,
             (
-                _CANCEL,
                 now,
                 self._wall(),
                 self._thread(),
@@ -460,7 +457,7 @@ class Recorder:
                 queue.head_time(),  # head_after
                 queue.head_size(),  # ready_size
                 len(self._index),  # queue_size
-            )
+            ),
         )
 
     def dropped(self, now: float, task: Task, detail: str | None) -> None:
@@ -481,8 +478,8 @@ class Recorder:
     ) -> None:
         queue = self._queue
         self._write(
+            _SHUTDOWN,
             (
-                _SHUTDOWN,
                 now,
                 self._wall(),
                 self._thread(),
@@ -493,7 +490,7 @@ class Recorder:
                 queue.head_size(),  # ready_size
                 len(self._index),  # queue_size
                 detail,  # detail
-            )
+            ),
         )
 
 

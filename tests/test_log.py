@@ -285,10 +285,11 @@ def test_the_docs_schema_table_is_the_generated_one():
     assert markdown_table() in page, "regenerate the table: tempsched_lab.schema.markdown_table()"
 
 
-def test_rows_hold_only_atoms_so_the_garbage_collector_stops_tracking_them() -> None:
-    # A row holding any container-like object (an enum member, a task) stays tracked by the
-    # garbage collector, and every full collection walks every such row (a real cost per
-    # schedule with the log on). Every kind of row a run of this mix writes must be atoms only.
+def test_rows_hold_only_atoms_and_the_open_chunk_no_object_per_row() -> None:
+    # A field holding any container-like object (an enum member, a task) keeps it alive and
+    # is one more object every collection walks; the compactor could not pack it either.
+    # Every kind of row a run of this mix writes must be atoms only, and the open chunk
+    # holds them flat (one list per kind), with no tuple or other tracked object per row.
     def boom() -> None:
         raise ValueError("boom")
 
@@ -313,14 +314,20 @@ def test_rows_hold_only_atoms_so_the_garbage_collector_stops_tracking_them() -> 
     rows = s.log._tuples()[0]
     kinds = {row[0] for row in rows}
     assert {0, 1, 3, 4, 5, 6, 7, 9, 10} <= kinds, kinds  # every kind a virtual clock writes
-    tracked = [row for row in rows if gc.is_tracked(row)]
+    tracked = [row for row in rows if any(gc.is_tracked(v) for v in row)]
     assert not tracked, [[type(v).__name__ for v in row if gc.is_tracked(v)] for row in tracked]
+    tail = s.log._tail
+    assert 0 < len(tail) < s.log._chunk_size
+    stored = [v for values in tail.fields for v in values]
+    assert len(stored) == sum(len(row) - 1 for row in tail.tuples())
+    assert not [v for v in stored if gc.is_tracked(v)]
 
 
 @pytest.mark.parametrize("tap_from, tap_until", [(None, None), (0, 10_000), (700, 2_300)])
 def test_the_writer_fills_seals_and_trims_chunks_exactly(tap_from, tap_until):
-    """The recorder writes through the log's LogWriter: the tail's own list.append while
-    nobody watches, EventLog.append while a tap does. Either way, and across a tap that
+    """The recorder writes through the log's LogWriter into the open chunk's own lists,
+    and settles when its room runs out: at the chunk's end while nobody watches, after
+    every row while a tap does (which hands the row on). Either way, and across a tap that
     comes and goes mid-run, every chunk is sealed at exactly its size, a bounded log trims
     the same rows, and the tap saw each row written while it was attached."""
 
@@ -350,11 +357,13 @@ def test_the_writer_fills_seals_and_trims_chunks_exactly(tap_from, tap_until):
     for s, sealed in ((plain, plain_sealed), (tapped, tapped_sealed)):
         assert len(sealed) > 5 and all(first % chunk == 0 for first in sealed)
         assert set(sealed.values()) == {chunk}  # never one row more or less
-        assert len(s.log._rows) < chunk
-        if s.log.watched:  # every row through append(), which hands it to the tap
-            assert s.log.writer.append == s.log.append
-        else:  # the tail's own append, and the room left in its chunk
-            assert s.log.writer.room == chunk - len(s.log._rows)
+        tail = s.log._tail
+        assert len(tail) < chunk
+        assert s.log.writer.kinds is tail.kinds and s.log.writer.fields is tail.fields
+        if s.log.watched:  # settle() after every row, which hands it to the tap
+            assert s.log.writer.room == 1
+        else:  # the room left in the open chunk
+            assert s.log.writer.room == chunk - len(tail)
     assert tapped.log.next_seq == plain.log.next_seq > 3 * chunk
     assert len(tapped.log) == len(plain.log) <= 1_500 + chunk
     a, b = plain.log.to_frame(), tapped.log.to_frame()

@@ -178,7 +178,8 @@ def test_a_log_compacts_itself_when_the_compactor_falls_behind():
     try:
         assert gate.wait(30)
         for i in range(12 * 1024):
-            log.writer.append((4, 0.0, 0.0, "t", i, 1.0, "f", 0.5))  # start rows
+            log.writer.fields[4] += (0.0, 0.0, "t", i, 1.0, "f", 0.5)  # start rows
+            log.writer.kinds.append(4)
             log.writer.room -= 1
             if log.writer.room <= 0:
                 log.settle()

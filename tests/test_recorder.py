@@ -8,6 +8,7 @@ import math
 import pytest
 
 from tempsched_lab.log import LogWriter
+from tempsched_lab.logrows import WIDTH, FlatRows
 from tempsched_lab.queues import make_queue
 from tempsched_lab.recorder import Recorder
 from tempsched_lab.schema import COMMON, KIND_CODE, KINDS, LAYOUTS
@@ -18,9 +19,17 @@ class _Rows:
     """A stand-in for the EventLog: keeps what the recorder writes."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[object, ...]] = []
+        self.flat = FlatRows()
         self.writer = LogWriter()
-        self.writer.append, self.writer.room = self.rows.append, 1_000_000
+        self.writer.kinds, self.writer.fields = self.flat.kinds, self.flat.fields
+        self.writer.room = 1_000_000
+
+    @property
+    def rows(self) -> list[tuple[object, ...]]:
+        flat = self.flat
+        for code, values in enumerate(flat.fields):  # every row of a kind: all its fields
+            assert len(values) == flat.kinds.count(code) * WIDTH[code], KINDS[code]
+        return flat.tuples()
 
     def settle(self) -> None:
         raise AssertionError("a handful of rows never fills the writer's room")
