@@ -2,11 +2,10 @@
 
 A chunk's rows held flat (:mod:`tempsched_lab.logrows`) cost two to three times the
 memory of the same rows as per-kind plain columns (:mod:`tempsched_lab.logcolumns`);
-converting a 4,096-row chunk takes about a millisecond, which the recorder must not spend while it holds a
-scheduler's lock. Sealed chunks are
-queued here and converted (and, for a spilled log, written) by a single daemon
-thread shared by every log, which also calls the ``tick`` of each log that bounds
-how long a row may wait unwritten (:func:`every`).
+converting a 4,096-row chunk takes 1-2 ms, which the recorder must not spend while it
+holds a scheduler's lock. Sealed chunks are queued here and converted (and, for a
+spilled log, written) by a single daemon thread shared by every log, which also calls
+the ``tick`` of each log that bounds how long a row may wait unwritten (:func:`every`).
 
 The queue holds only *weak* references: a chunk that a bounded log dropped is freed
 at once, whatever this thread's pace, and is never compacted (a thread that gets a

@@ -16,10 +16,10 @@ values back:
 * anything else (a category's strings, an odd value): a list.
 
 A schedule row of 19 fields then takes about 82 bytes (about 150 in its open chunk's
-flat lists, plus the objects only it holds; see docs/benchmarks.md, issue 35). Nothing here imports numpy or pandas:
-a script that never asks for a frame never loads them (they are ~25 MB resident, and
-their import, ~0.5 s of CPU, fell on the compactor thread while the scheduler ran).
-:meth:`Compact.columns` converts to numpy when a frame is asked for
+flat lists, plus the objects only it holds; see docs/benchmarks.md, issue 35). Nothing
+here imports numpy or pandas: a script that never asks for a frame never loads them
+(they are ~25 MB resident, and their import, ~0.5 s of CPU, fell on the compactor thread
+while the scheduler ran). Numpy comes in when a frame is asked for
 (:mod:`tempsched_lab.logframe`).
 
 >>> c = Compact([(0, 1.0, 2.0, "main", 7, 2, -1, 5.0, 5.0, "job", "(1,)", None, 0,

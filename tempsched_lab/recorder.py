@@ -102,8 +102,12 @@ class StepRecorder(Protocol):
     def woke(self, now: float, notified: bool, wait: float | None) -> None:
         """The worker's wait ended."""
 
-    def dispatched(self, now: float, groups: Sequence[DueGroup]) -> None:
-        """The due ``groups`` left the queue (one step per task)."""
+    def dispatched(
+        self, now: float, groups: Sequence[DueGroup], started: Task | None = None
+    ) -> None:
+        """The due ``groups`` left the queue (one step per task); ``started``: their one
+        task, which starts at once, in the same step (a run in the caller's thread on a
+        virtual clock): the same as ``started(now, task, task.due, now)`` after this."""
 
     def started(self, now: float, task: Task, due: float, dispatched: float) -> None:
         """A run started (``dispatched``: when it left the queue)."""
@@ -300,10 +304,15 @@ class Recorder:
         )
 
     # -- runs -------------------------------------------------------------------------
-    def dispatched(self, now: float, groups: Sequence[DueGroup]) -> None:
+    def dispatched(
+        self, now: float, groups: Sequence[DueGroup], started: Task | None = None
+    ) -> None:
         """The due ``groups`` just taken left the queue for their executors: one row per
         task, in order, each with the queue as it is after the whole batch left (so a
-        replay removes the whole batch at its first row)."""
+        replay removes the whole batch at its first row). ``started``: the batch's one task
+        starts now, in the same step: its ``start`` row follows, with the same wall clock
+        and thread readings (one call, one reading of each less per such run: see
+        :meth:`Scheduler._fire_next`)."""
         queue = self._queue
         head, ready, size = queue.head_time(), queue.head_size(), len(self._index)
         thread, wall, fire, writer = self._thread(), self._wall(), self._fire, self._writer
@@ -326,6 +335,13 @@ class Recorder:
                 writer.room -= 1
                 if writer.room <= 0:
                     self.log.settle()
+        if started is not None:
+            due = started.due
+            writer.fields[_START] += (now, wall, thread, started.id, due, started.label, now)
+            writer.kinds.append(_START)
+            writer.room -= 1
+            if writer.room <= 0:
+                self.log.settle()
 
     def started(self, now: float, task: Task, due: float, dispatched: float) -> None:
         """A run started (``dispatched``: when it left the queue)."""
@@ -645,7 +661,13 @@ class MetricsRecorder:
     def woke(self, now: float, notified: bool, wait: float | None) -> None:
         self._depth(now)
 
-    def dispatched(self, now: float, groups: Sequence[DueGroup]) -> None:
+    def dispatched(
+        self, now: float, groups: Sequence[DueGroup], started: Task | None = None
+    ) -> None:
+        if started is not None:
+            self.lateness.append(now - started.due)
+            self.queue_delay.append(0.0)  # (now - now: dispatched and started at once)
+            self.events += 1
         n = 0
         for group in groups:
             n += len(group.tasks)

@@ -902,7 +902,9 @@ class Scheduler:
         A single run that the launcher runs in this thread on a virtual clock has its start
         recorded in the same lock hold as its dispatch: time cannot move in between (a lock
         hold, a clock reading and two calls less per run: the one-shot simulation of
-        benchmarks/instructions.py with the log off, 59,542 -> 53,756 instructions, -10 %).
+        benchmarks/instructions.py with the log off, 59,542 -> 53,756 instructions, -10 %),
+        and by the same recorder call, which reads the wall clock and the thread once for
+        both rows (with the log on, 80,750 -> see docs/benchmarks.md).
         """
         launcher, lock, queue, runner = self._launcher, self._lock, self.queue, self._runner
         starts_inline = self._starts_inline
@@ -924,13 +926,10 @@ class Scheduler:
                     if moved is None:
                         return fired
                     now = moved
-                runs, events = self._take_due(now)
-                start_here = starts_inline and len(runs) == 1 and not events and waiting is None
+                runs, events, start_here = self._take_due(now, starts_inline and waiting is None)
                 if start_here:
                     task, due, dispatched = runs[0]
-                    task.runs += 1
-                    if self._rec is not None:
-                        self._rec.started(now, task, due, dispatched)
+                    task.runs += 1  # (its start row was written with its dispatch)
             fired += 1
             if start_here:
                 runner.run(task, due, dispatched, now)
@@ -968,11 +967,14 @@ class Scheduler:
             self._worker_error = error
             self._settled.notify_all()
 
-    def _take_due(self, now: float) -> tuple[list[Run], list[Run]]:
-        """Pop every due group and record the dispatches; the lock is held."""
+    def _take_due(self, now: float, may_start: bool) -> tuple[list[Run], list[Run], bool]:
+        """Pop every due group and record the dispatches; the lock is held. ``may_start``:
+        a batch of one run starts here and now (the caller runs it in this thread on a
+        virtual clock), and its start is recorded with the dispatch; the third value
+        says it does."""
         groups = self.queue.pop_due(now)
         if not groups:
-            return [], []
+            return [], [], False
         running, states = self._running, self._states
         runs: list[Run] = []
         events: list[Run] = []
@@ -986,9 +988,10 @@ class Scheduler:
                     events.append((task, due, now))
                 else:
                     runs.append((task, due, now))
+        starts = may_start and len(runs) == 1 and not events
         if self._rec is not None:
-            self._rec.dispatched(now, groups)
-        return runs, events
+            self._rec.dispatched(now, groups, runs[0][0] if starts else None)
+        return runs, events, starts
 
     def _set_event(self, task: Task, due: float, dispatched: float) -> None:
         """Set an Event action (outside the lock: a subclass's ``set`` may do anything)."""

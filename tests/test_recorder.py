@@ -131,3 +131,28 @@ def test_a_dispatch_row_follows_the_schema(design):
         assert fields["t"] == 1.5 and fields["task_id"] == task_id and fields["due"] == 1.0
         assert fields["label"] == f"t{task_id}" and fields["queue_size"] == 1
         assert fields["head_after"] == queue.head_time()
+
+
+def test_a_start_recorded_with_its_dispatch_is_the_row_started_writes():
+    """A run started in the same step as its dispatch (a virtual clock's inline run) has its
+    start row written by ``dispatched(..., started=task)``: field for field the row that
+    ``started(now, task, task.due, now)`` writes, wall clock aside, right after the
+    dispatch rows."""
+    rows, alone = _Rows(), _Rows()
+    for recording in (rows, alone):
+        queue = make_queue("wheel")  # (a wheel's fire_at differs from due: both kept apart)
+        queue.insert(_task(5, 2.25, "only"))
+        rec = Recorder(recording, queue)  # type: ignore[arg-type]
+        (group,) = queue.pop_due(3.0)
+        (task,) = group.tasks
+        if recording is rows:
+            rec.dispatched(3.0, [group], task)
+        else:
+            rec.dispatched(3.0, [group])
+            rec.started(3.0, task, task.due, 3.0)
+    together, apart = ([_fields(row) for row in r.rows] for r in (rows, alone))
+    assert [kind for kind, _ in together] == ["dispatch", "start"]
+    for (kind_a, a), (kind_b, b) in zip(together, apart, strict=True):
+        assert kind_a == kind_b and a | {"wall": 0} == b | {"wall": 0}
+    assert together[1][1]["wall"] == together[0][1]["wall"]  # one reading for both rows
+    assert together[1][1]["due"] == 2.25 and together[1][1]["dispatched"] == 3.0
