@@ -225,6 +225,21 @@ WORKLOADS: dict[str, tuple[str, str]] = {
     ),
 }
 
+
+def _in_function(body: str) -> str:
+    """A workload running ``body`` N times in a function, with a row's usual names at hand."""
+    setup = (
+        "import threading, time\n"
+        "class W:\n    __slots__ = ('room',)\n"
+        "class R:\n    def step(self, now, task, due, dispatched):\n        pass\n"
+        "def f(N, r=R(), wall=time.time, local=threading.local(), w=W(),\n"
+        "      fields=[[] for _ in range(11)], kinds=bytearray()):\n"
+        "    local.name = 'main'; w.room = N + 1\n"
+        "    for i in range(N):\n"
+    )
+    return setup + "".join(f"        {line}\n" for line in body.splitlines()) + "f(N)\n"
+
+
 #: The parts of one operation (``--parts``), to say what costs what. They reach into the
 #: package's internals (``Task``, the queue design): a diagnosis, not an API.
 PARTS: dict[str, tuple[str, str]] = {
@@ -276,6 +291,25 @@ PARTS: dict[str, tuple[str, str]] = {
         "env = simpy.Environment()\n"
         "for t in ts: env.timeout(t).callbacks.append(noop)\n",
     ),
+    # A row's fixed costs, each inside a function (local names, as in the recorder): what any
+    # recorded step pays, whatever the log's storage (the floor of docs/benchmarks.md).
+    "part_row_loop": ("a loop in a function (the floor of the next five)", _in_function("pass")),
+    "part_row_call": (
+        "a method call with four arguments (a recorder call's frame)",
+        _in_function("r.step(1.0, r, 5.0, 1.0)"),
+    ),
+    "part_row_wall": ("time.time() (a row's wall clock)", _in_function("wall()")),
+    "part_row_thread": (
+        "a threading.local attribute (a row's thread name)",
+        _in_function("local.name"),
+    ),
+    "part_row_fields": (
+        "a start row's 7 fields appended flat, its kind byte and the writer's room count",
+        _in_function(
+            "fields[4] += (1.0, 2.0, 'main', i, 5.0, 'job', 1.0)\n"
+            "kinds.append(4)\nw.room -= 1\nif w.room <= 0:\n    pass"
+        ),
+    ),
 }
 
 #: Differences of two workloads that isolate one part (label, minuend, subtrahend).
@@ -289,6 +323,10 @@ PART_DIFFS: list[tuple[str, str, str]] = [
     ("firing one task, log off", "ours_sim_nolog", "part_schedule_random_nolog"),
     ("SimPy firing one callback (env.run share)", "simpy_sim", "part_simpy_schedule"),
     ("cancel() alone, log on", "ours_cancel_log", "ours_schedule_log"),
+    ("a row's fixed cost: the recorder call's frame", "part_row_call", "part_row_loop"),
+    ("a row's fixed cost: the wall clock", "part_row_wall", "part_row_loop"),
+    ("a row's fixed cost: the thread's name", "part_row_thread", "part_row_loop"),
+    ("a row's fixed cost: 7 fields stored flat, kind, room", "part_row_fields", "part_row_loop"),
     ("cancel() alone, log off", "ours_cancel_nolog", "ours_schedule_nolog"),
 ]  # fmt: skip
 
