@@ -65,6 +65,8 @@ class FlatRows:
     def add(self, row: Row) -> None:
         """Store one row given as a tuple ``(code, *fields)``."""
         code = row[0]
+        if type(code) is not int or not 0 <= code < len(WIDTH):
+            raise ValueError(f"row={row!r}: its first field is not a row kind's code")
         if len(row) != 1 + WIDTH[code]:
             raise ValueError(
                 f"row={row!r}: a {KINDS[code]} row has {1 + WIDTH[code]} fields, not {len(row)}"

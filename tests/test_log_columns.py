@@ -191,3 +191,19 @@ def test_memory_per_pending_task_with_the_log_on_stays_below_the_reference():
     )
     assert found["rows"] >= 100_000
     assert found["per_task"] < RSS_BOUND, found
+
+
+def test_flat_rows_give_back_the_rows_in_log_order_and_refuse_malformed_ones():
+    from tempsched_lab.logrows import FlatRows
+
+    start = (4, 1.0, 2.0, "main", 7, 1.0, "job", 0.5)
+    wake = (2, 3.0, 4.0, "main", "timeout", 0.5, None, 0, 3)
+    rows = [start, wake, (4, 5.0, 6.0, "w", 8, 2.0, "job", 4.5), wake]
+    flat = FlatRows.of(rows)
+    assert len(flat) == 4 and flat.tuples() == rows and flat.last() == wake
+    assert flat.tuples(1, 3) == rows[1:3] and flat.slice(1, 3).tuples() == rows[1:3]
+    assert Compact(flat, 0).rows() == Compact(rows, 0).rows() == rows
+    for bad in ((4, 1.0), (99, 1.0), (-1, *start[1:]), ("4", *start[1:])):
+        with pytest.raises(ValueError, match="row="):
+            flat.add(bad)
+    assert flat.tuples() == rows  # nothing half-stored
