@@ -376,3 +376,41 @@ def test_the_writer_fills_seals_and_trims_chunks_exactly(tap_from, tap_until):
 
 def _job() -> None:
     return None
+
+
+def test_readers_of_the_open_chunk_see_whole_rows_while_it_grows_without_the_lock() -> None:
+    """A reader takes the open chunk by reference (no copy under the scheduler's lock) and
+    reads it later: while a thread keeps recording, every read is a gapless run of whole
+    rows (each schedule row's task ID is its seq here), across chunk seals too."""
+    s = Scheduler(VirtualClock(), max_log_rows=400_000)
+    chunk = s.log._chunk_size
+    enough = threading.Event()  # the reader read often enough while rows kept coming
+
+    def record() -> None:
+        i = 0
+        while i < 3 * chunk or (not enough.is_set() and i < 200_000):
+            s.schedule(noop, at=1e6 + i, args=(i,))
+            i += 1
+
+    writer = threading.Thread(target=record)
+    writer.start()
+    during = 0
+    while writer.is_alive():
+        seen = s.log.next_seq
+        held = s.log.held_rows(max(0, seen - 700))
+        rows = held.rows
+        assert [r["seq"] for r in rows] == list(range(held.next_seq - len(rows), held.next_seq))
+        for r in rows:
+            assert r["kind"] == "schedule" and r["task_id"] == r["seq"], r
+            assert r["args"] == f"({r['seq']},)"
+        frame = s.log.tail(300)
+        assert (frame["task_id"] == frame["seq"]).all()
+        if s.log.next_seq > held.next_seq:  # rows came while this read was under way
+            during += 1
+            if during >= 20:
+                enough.set()
+    writer.join(30)
+    assert during >= 20, during  # (the writer stops at 200,000 rows at the latest)
+    total = s.log.next_seq
+    assert total >= 3 * chunk and len(s.log._chunks) == total // chunk
+    assert s.log.rows(total - 1)[0]["args"] == f"({total - 1},)"
