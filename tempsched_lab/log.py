@@ -591,9 +591,9 @@ class EventLog:
         if stop is not None and (isinstance(stop, bool) or not isinstance(stop, int)):
             raise ValueError(f"stop={stop!r}: expected a seq (an int) or None")
         lowest, view = self._view(start, stop, held=False)
-        kept, first = self._tuples_of(*view)
+        kept, first = self._tuples_of(view)
         rows = [row_dict(first + i, r) for i, r in enumerate(kept)]
-        return HeldRows(lowest, view[5], rows)
+        return HeldRows(lowest, view.end, rows)
 
     def _parts(self, start: int | None, stop: int | None, *, held: bool = False) -> _View:
         """A consistent view: chunks, tail rows, the tail's first seq, seq ``lo:hi`` to read,
@@ -622,14 +622,14 @@ class EventLog:
         return lowest, _View(chunks, tail, tail_first, lo, max(lo, hi), end)
 
     def _tuples(self, start: int | None = None, stop: int | None = None) -> tuple[list[Row], int]:
-        return self._tuples_of(*self._parts(start, stop))
+        return self._tuples_of(self._parts(start, stop))
 
     @staticmethod
-    def _tuples_of(
-        chunks: list[_Chunk], tail: FlatRows, tail_first: int, lo: int, hi: int, end: int = 0
-    ) -> tuple[list[Row], int]:
+    def _tuples_of(view: _View) -> tuple[list[Row], int]:
+        """The rows of seq ``view.lo:view.hi`` as tuples, and the first one's seq."""
+        _, tail, tail_first, lo, hi, _ = view
         out: list[Row] = []
-        for chunk in chunks:
+        for chunk in view.chunks:
             if chunk.first + len(chunk) <= lo or chunk.first >= hi:
                 continue
             out.extend(chunk.tuples(max(0, lo - chunk.first), hi - chunk.first))
@@ -654,16 +654,15 @@ class EventLog:
         Full chunks are compacted once (in the background, or here if not yet),
         so repeated calls only convert the newest rows.
         """
-        return self._frame_of(*self._parts(start, stop))
+        return self._frame_of(self._parts(start, stop))
 
-    def _frame_of(
-        self, chunks: list[_Chunk], tail: FlatRows, tail_first: int, lo: int, hi: int, end: int
-    ) -> pd.DataFrame:
-        """The frame of seq ``lo:hi`` from a view taken by :meth:`_parts`."""
+    def _frame_of(self, view: _View) -> pd.DataFrame:
+        """The frame of seq ``view.lo:view.hi`` from a view taken by :meth:`_parts`."""
         from .logframe import compact_columns, concat_columns, frame_of, slice_columns
 
+        _, tail, tail_first, lo, hi, _ = view
         parts = []
-        for chunk in chunks:
+        for chunk in view.chunks:
             if chunk.first + len(chunk) <= lo or chunk.first >= hi:
                 continue
             cols = compact_columns(chunk.compacted())
@@ -950,8 +949,8 @@ class EventLog:
         from .logfiles.spill import INCOMPLETE_ATTR, _read_spill
 
         view = self._parts(None, None, held=True)
-        held_from = view[3]
-        memory = self._frame_of(*view)
+        held_from = view.lo
+        memory = self._frame_of(view)
         if held_from <= self._start:
             return memory
         on_disk = _read_spill(Path(self._spill.directory), "keep")
