@@ -110,14 +110,14 @@ def burst(repeats: int) -> dict[str, float]:
 def dask_hop(repeats: int) -> dict[str, dict[str, float]]:
     from distributed import Client, LocalCluster
 
-    from tempsched_lab.dask import DaskExecutor, worker_runs
+    from tempsched_lab.core.dask import DaskExecutor, worker_runs
 
     parts: dict[str, list[list[float]]] = {}
     with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
                       dashboard_address=":0", silence_logs=logging.ERROR) as cluster, Client(
         cluster
     ) as client:  # fmt: skip
-        client.run(__import__, "tempsched_lab.dask")  # warm: the first import is not the hop
+        client.run(__import__, "tempsched_lab.core.dask")  # warm: the first import is not the hop
         for _ in range(repeats):
             ex = DaskExecutor(client)
             with Scheduler(executor=ex) as s:

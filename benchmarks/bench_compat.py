@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from tempsched_lab import Scheduler  # noqa: E402
 from tempsched_lab.compat import TemporalScheduler  # noqa: E402
-from tempsched_lab.executors import ThreadPerRun  # noqa: E402
+from tempsched_lab.core.executors import ThreadPerRun  # noqa: E402
 
 N = 10_000
 HEAVY = ("pandas", "numpy", "matplotlib", "ipywidgets", "pyarrow")
@@ -124,7 +124,7 @@ def per_call(repeats: int) -> dict[str, float]:
 # -- instruction counts ------------------------------------------------------------------------
 _SETUP = {
     "core": "from tempsched_lab import Scheduler\n"
-    "from tempsched_lab.executors import ThreadPerRun\n"
+    "from tempsched_lab.core.executors import ThreadPerRun\n"
     "s = Scheduler(executor=ThreadPerRun(daemon=False))\n",
     "facade": "from tempsched_lab.compat import TemporalScheduler\nts = TemporalScheduler()\n",
 }

@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pandas as pd
 
 from tempsched_lab import Scheduler, VirtualClock
-from tempsched_lab.logfiles import SegmentWriter, normalize_frame, read_log, write_log
-from tempsched_lab.logfiles.frames import STORED, TEXT_COLUMNS
+from tempsched_lab.log.files import SegmentWriter, normalize_frame, read_log, write_log
+from tempsched_lab.log.files.normalize import STORED, TEXT_COLUMNS
 
 
 def _noop(*args: Any) -> None:

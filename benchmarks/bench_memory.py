@@ -20,7 +20,7 @@ reference package ``temporal-scheduler`` (``schedule_task(..., task_args=(i,))``
 Before issue 35 the log compacted 65,536-row chunks into numpy arrays (1,096 B per
 task, log on; the compaction's numpy and pandas import counted or not depending on
 the timing); it now compacts 4,096-row chunks into plain columns
-(``tempsched_lab/logcolumns.py``).
+(``tempsched_lab/log/columns.py``).
 """
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tempsched_lab.queues import TimerQueue, TimingWheelQueue, make_queue
-from tempsched_lab.task import Task, make_task
+from tempsched_lab.core.queues import TimerQueue, TimingWheelQueue, make_queue
+from tempsched_lab.core.task import Task, make_task
 
 DESIGNS = ("sorteddict", "heap", "wheel")
 OPS = ("insert", "remove", "drain")

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cronsim import CronSim
 
 from tempsched_lab import Scheduler, VirtualClock
-from tempsched_lab.triggers import CronTrigger
+from tempsched_lab.core.triggers import CronTrigger
 
 try:
     from croniter import croniter

@@ -35,12 +35,12 @@ from instructions import ROOT, measure, print_ratios
 
 #: The modules every schedule and every virtual-time run go through.
 MODULES = [
-    "tempsched_lab/task.py",
-    "tempsched_lab/decision.py",
-    "tempsched_lab/log.py",
-    "tempsched_lab/queues/base.py",
-    "tempsched_lab/queues/sorteddict.py",
-    "tempsched_lab/scheduler.py",
+    "tempsched_lab/core/task.py",
+    "tempsched_lab/core/decision.py",
+    "tempsched_lab/log/eventlog.py",
+    "tempsched_lab/core/queues/base.py",
+    "tempsched_lab/core/queues/sorteddict.py",
+    "tempsched_lab/core/scheduler.py",
 ]
 WORKLOADS = [
     "ours_schedule_log", "ours_schedule_nolog", "ours_schedule_many_log",
@@ -52,7 +52,7 @@ _BUILTIN_BASE = re.compile(r"(\S+\.py):(\d+): error: Inheriting from most builti
 
 def build(copy: Path) -> None:
     """Compile MODULES in ``copy``, marking builtin subclasses non-native as mypyc asks."""
-    registry = copy / "tempsched_lab/registry.py"
+    registry = copy / "tempsched_lab/core/registry.py"
     text = registry.read_text()
     strong = re.sub(r"^_LIVE: .*$", "_LIVE: Any = {}", text, count=1, flags=re.M)
     if strong == text:
@@ -82,7 +82,7 @@ def build(copy: Path) -> None:
 
 
 def check_compiled(copy: Path) -> None:
-    code = "import tempsched_lab.scheduler as m; print(m.__file__)"
+    code = "import tempsched_lab.core.scheduler as m; print(m.__file__)"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=copy, capture_output=True, text=True, check=True
     ).stdout.strip()

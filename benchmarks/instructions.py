@@ -200,7 +200,9 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "ours: virtual-time simulation, metrics-only recorder (running totals, no rows)",
         "import random\n"
         "from tempsched_lab import Scheduler, VirtualClock\n"
-        "from tempsched_lab.recorder import MetricsRecorder\n"
+        "try:\n    from tempsched_lab.core.recorder import MetricsRecorder\n"
+        "except ImportError:  # a checkout before the layers as folders (issue 40)\n"
+        "    from tempsched_lab.recorder import MetricsRecorder\n"
         "rng = random.Random(1); ts = [rng.uniform(0, 1000) for _ in range(N)]\n"
         "c = VirtualClock(); s = Scheduler(c, recorder=MetricsRecorder)\n"
         "for t in ts: s.schedule(noop, at=t)\n"
@@ -249,7 +251,8 @@ PARTS: dict[str, tuple[str, str]] = {
     ),
     "part_task_record": (
         "Task(at, action, (), None, None): the request record",
-        "from tempsched_lab.task import Task\n"
+        "try:\n    from tempsched_lab.core.task import Task\n"
+        "except ImportError:  # before issue 40\n    from tempsched_lab.task import Task\n"
         "for i in range(N): Task(1.5e9 + i, noop, (), None, None)\n",
     ),
     "part_lock": (
@@ -258,8 +261,10 @@ PARTS: dict[str, tuple[str, str]] = {
     ),
     "part_queue_insert": (
         "Task() + SortedDictQueue.insert at distinct increasing times",
-        "from tempsched_lab.task import Task\n"
-        "from tempsched_lab.queues.sorteddict import SortedDictQueue\n"
+        "try:\n    from tempsched_lab.core.task import Task\n"
+        "    from tempsched_lab.core.queues.sorteddict import SortedDictQueue\n"
+        "except ImportError:  # before issue 40\n    from tempsched_lab.task import Task\n"
+        "    from tempsched_lab.queues.sorteddict import SortedDictQueue\n"
         "q = SortedDictQueue()\n"
         "for i in range(N):\n"
         "    t = Task(1.5e9 + i, noop, (), None, None); t.id = i; q.insert(t)\n",
@@ -335,10 +340,13 @@ _PRELUDE = "import sys\nN = int(sys.argv[1])\ndef noop(*args, **kwargs):\n    re
 _EPILOGUE = (
     "\nif 'tempsched_lab' in sys.modules:\n"
     "    try:\n"
-    "        from tempsched_lab.compactor import wait_compacted\n"
+    "        from tempsched_lab.log.compactor import wait_compacted\n"
     "    except ImportError:\n"
-    "        pass\n"
-    "    else:\n"
+    "        try:  # a checkout before the layers as folders (issue 40)\n"
+    "            from tempsched_lab.compactor import wait_compacted\n"
+    "        except ImportError:  # before the compactor\n"
+    "            wait_compacted = None\n"
+    "    if wait_compacted is not None:\n"
     "        wait_compacted()\n"
 )
 

@@ -123,9 +123,12 @@ def _memory_by_line(n: int, q: str, log: bool, top: int) -> None:
     from tempsched_lab import Scheduler
 
     try:
-        from tempsched_lab.compactor import wait_compacted
-    except ImportError:  # older versions: rows stay tuples
-        wait_compacted = None  # type: ignore[assignment]
+        from tempsched_lab.log.compactor import wait_compacted
+    except ImportError:
+        try:  # a checkout before the layers as folders (issue 40)
+            from tempsched_lab.compactor import wait_compacted
+        except ImportError:  # older versions: rows stay tuples
+            wait_compacted = None  # type: ignore[assignment]
     if wait_compacted is not None:
         wait_compacted()  # the earlier sections' logs: their compaction is not this section's
     s = Scheduler(queue=q, log=log)

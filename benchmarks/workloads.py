@@ -429,9 +429,12 @@ def periodic(peer: Peer, rate: float, duration: float, lead: float) -> Sample:
 def _settle_log() -> bool:
     """Wait until the log's background compactor is idle (``False``: this version has none)."""
     try:
-        from tempsched_lab.compactor import wait_compacted
-    except ImportError:  # versions before the compactor keep rows as tuples
-        return False
+        from tempsched_lab.log.compactor import wait_compacted
+    except ImportError:
+        try:  # a checkout before the layers as folders (issue 40)
+            from tempsched_lab.compactor import wait_compacted
+        except ImportError:  # versions before the compactor keep rows as tuples
+            return False
     if not wait_compacted(timeout=60.0):
         raise RuntimeError("the log's compactor did not finish within 60 s")
     return True

@@ -37,6 +37,7 @@ from matplotlib.figure import Figure
 from PIL import Image, ImageDraw, ImageFont
 
 from tempsched_lab import Case, Scheduler, VirtualClock, replay_snapshot
+from tempsched_lab.core.queues import TimingWheelQueue
 from tempsched_lab.plots import (
     example_frame,
     plot_decision_tree,
@@ -50,7 +51,6 @@ from tempsched_lab.plots import (
 )
 from tempsched_lab.plots._check import figure_problems
 from tempsched_lab.plots.catalog import FIGURES, SAMPLES
-from tempsched_lab.queues import TimingWheelQueue
 
 HERE = Path(__file__).resolve().parent
 #: The row after which the queue-design pictures are taken (t = 0.4 s: 11 tasks pending).

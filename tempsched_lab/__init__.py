@@ -17,19 +17,18 @@ hello
 
 from __future__ import annotations
 
-from .analysis import case_counts, lateness_summary, periodic_runs, task_history
-from .audit import AuditReport, audit
-from .clock import Clock, LoopError, RealClock, VirtualClock
-from .decision import TREE, Case, Decision
-from .log import EventLog, Subscription, read_log
-from .moment import Moment
-from .queues import QueueSnapshot, QueueState, TimerQueue, make_queue
-from .replay import Replayer, replay, replay_snapshot
-from .scheduler import PastTimeError, Scheduler, SchedulerClosedError, live_schedulers
-from .task import CancelResult, Origin, TaskState, TaskStatus, TaskView
-from .timescale import TimeScale, fmt_duration, get_time_style, set_time_style, time_style
-
-__version__ = "0.1.0"
+from ._version import __version__
+from .core.decision import TREE, Case, Decision
+from .core.moment import Moment
+from .core.queues import QueueSnapshot, QueueState, TimerQueue, make_queue
+from .core.scheduler import PastTimeError, Scheduler, SchedulerClosedError, live_schedulers
+from .core.task import CancelResult, Origin, TaskState, TaskStatus, TaskView
+from .log.audit import AuditReport, audit
+from .log.eventlog import EventLog, Subscription, read_log
+from .reading.analysis import case_counts, lateness_summary, periodic_runs, task_history
+from .reading.replay import Replayer, replay, replay_snapshot
+from .time.clock import Clock, LoopError, RealClock, VirtualClock
+from .time.scale import TimeScale, fmt_duration, get_time_style, set_time_style, time_style
 
 __all__ = [
     "TREE",

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from . import __version__
+from ._version import __version__
 from .demo import OUTPUTS
 
 #: Exit statuses, as ``--help`` lists them.
@@ -222,7 +222,7 @@ def demo(args: argparse.Namespace, say: Output) -> int:
     mode = "a virtual clock (no waiting)" if args.virtual else "the real clock"
     say(f"running the demo scenario for {args.seconds:g} s on {mode}; each step as it happens:")
     from .demo import run_demo, summary_text, write_outputs
-    from .narration import Narrator
+    from .reading.narration import Narrator
 
     say(Narrator.header())
 

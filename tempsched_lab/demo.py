@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .clock import RealClock, VirtualClock
-from .rowkinds import Kind
+from .core.scheduler import PastTimeError, Scheduler, SchedulerClosedError
+from .log.kinds import Kind
 from .scenarios import quiet_failures, schedule_demo
-from .scheduler import PastTimeError, Scheduler, SchedulerClosedError
+from .time.clock import RealClock, VirtualClock
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .audit import AuditReport
+    from .log.audit import AuditReport
 
 __all__ = ["OUTPUTS", "DemoResult", "LiveScenario", "Output", "run_demo", "work", "write_outputs"]
 
@@ -59,7 +59,7 @@ def run_demo(
     """Run the demo scenario for ``seconds`` (virtual or real) and return its log.
 
     ``scale`` stretches every time in the scenario. ``say``, if given, is called
-    with each step of the log as a line (see :class:`~tempsched_lab.narration.Narrator`),
+    with each step of the log as a line (see :class:`~tempsched_lab.reading.narration.Narrator`),
     from this thread: as it happens on the real clock (about ten times a second),
     all at the end of a virtual run (which does not wait).
 
@@ -72,7 +72,7 @@ def run_demo(
        0.000 s  report          case 2 (nothing scheduled): task #0 queued, due t = 1.000 s
     """
     if say is not None:  # imported before the clock starts: an import would hold the GIL
-        from .narration import Narrator
+        from .reading.narration import Narrator
     clock = VirtualClock() if virtual else RealClock()
     s = Scheduler(clock, executor="inline" if virtual else "pool")
     narrator = None if say is None else Narrator(s.log, say)
@@ -174,7 +174,7 @@ def write_dashboard(result: DemoResult, path: Path) -> Path:
 
 def summary_text(result: DemoResult) -> str:
     """Case counts and lateness as a short plain-text report."""
-    from .analysis import case_counts, lateness_summary
+    from .reading.analysis import case_counts, lateness_summary
 
     counts = case_counts(result.frame)
     lines = ["case  decision              count"]

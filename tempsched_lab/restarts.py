@@ -1,6 +1,6 @@
 """A scheduler that continues the log of a service restarted on its spill root.
 
-:class:`~tempsched_lab.logfiles.Lineage` reads and writes a lineage's files (one
+:class:`~tempsched_lab.log.files.Lineage` reads and writes a lineage's files (one
 ``run-NNN`` spill directory per process, the ``seq`` numbers each run reserved); this
 module makes the scheduler of the next run, a layer above both (the log's files are read
 by the log, so they never import the scheduler).
@@ -19,11 +19,15 @@ by the log, so they never import the scheduler).
 
 from __future__ import annotations
 
+import math
 import os
+import threading
+import time
 from typing import Any
 
-from .logfiles.lineage import Lineage, restart_detail, write_restarted_row
-from .scheduler import Scheduler
+from .core.scheduler import Scheduler
+from .log.files.lineage import RESTARTED, Lineage, restart_detail
+from .log.schema import KIND_CODE
 
 __all__ = ["continuing_scheduler"]
 
@@ -53,3 +57,24 @@ def continuing_scheduler(
     if previous is not None:
         write_restarted_row(scheduler, first, restart_detail(previous))
     return scheduler
+
+
+def write_restarted_row(scheduler: Scheduler, first: int, detail: str) -> None:
+    """The new process's first row: a ``shutdown`` row, result ``restarted`` (schema's layout:
+    task_id, result, due, label, ready_size, queue_size, detail)."""
+    row = (
+        KIND_CODE["shutdown"],
+        scheduler.clock.now(),
+        time.time(),
+        threading.current_thread().name,
+        -1,  # task_id: none
+        RESTARTED,
+        math.nan,  # due
+        None,  # label
+        0,  # ready_size: the queue is empty
+        0,  # queue_size
+        detail,
+    )
+    with scheduler._lock:  # the log's one writer holds the scheduler's lock (docs/design.md)
+        if scheduler.log.next_seq == first:  # (nothing recorded yet: it is the first row)
+            scheduler.log.append(row)

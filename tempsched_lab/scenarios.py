@@ -33,12 +33,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .clock import VirtualClock
-from .executors import Launcher
-from .scheduler import PastTimeError, Scheduler
+from .core.executors import Launcher
+from .core.scheduler import PastTimeError, Scheduler
+from .time.clock import VirtualClock
 
 if TYPE_CHECKING:
-    from .runs import Run, Runner
+    from .core.runs import Run, Runner
 
 __all__ = ["SimulatedWorker", "run_simulation", "schedule_demo", "takes"]
 

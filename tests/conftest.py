@@ -181,7 +181,7 @@ def _no_leftover_schedulers():
 @pytest.fixture(params=["sorteddict", "heap", "wheel"])
 def design(request):
     """Each queue design by name."""
-    from tempsched_lab.queues import DESIGNS
+    from tempsched_lab.core.queues import DESIGNS
 
     if request.param not in DESIGNS:
         pytest.fail(f"queue design {request.param!r} is not registered")

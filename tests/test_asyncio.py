@@ -27,16 +27,11 @@ from tempsched_lab import (
     VirtualClock,
     audit,
 )
-from tempsched_lab.aio import (
-    AsyncioClock,
-    AsyncScheduler,
-    LoopExecutor,
-    shutdown_async,
-    wait_idle_async,
-)
-from tempsched_lab.ports import FacadePort
-from tempsched_lab.runs import run_token
-from tempsched_lab.task import Task
+from tempsched_lab.aio import AsyncScheduler, LoopExecutor, shutdown_async, wait_idle_async
+from tempsched_lab.core.ports import FacadePort
+from tempsched_lab.core.runs import run_token
+from tempsched_lab.core.task import Task
+from tempsched_lab.time.loop import AsyncioClock
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
@@ -440,7 +435,8 @@ def test_async_helpers_work_for_a_thread_driven_scheduler_too():
 
 
 def test_a_long_wait_without_news_times_out_and_leaves_no_waiters_behind():
-    from tempsched_lab.aio import RECHECK_S, _changes_of
+    from tempsched_lab.aio import RECHECK_S
+    from tempsched_lab.time.loop import changes_of
 
     async def main():
         async with AsyncScheduler() as s:
@@ -449,7 +445,7 @@ def test_a_long_wait_without_news_times_out_and_leaves_no_waiters_behind():
             t0 = loop.time()
             assert not await s.idle(timeout=10 * RECHECK_S)  # ten re-checks, nothing happened
             assert loop.time() - t0 >= 10 * RECHECK_S
-            assert len(_changes_of(loop)) == 0
+            assert len(changes_of(loop)) == 0
 
     run(main)
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tempsched_lab import PastTimeError, Scheduler, VirtualClock
-from tempsched_lab.replay import Replayer
+from tempsched_lab.reading.replay import Replayer
 
 
 def job(*args):

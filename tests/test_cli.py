@@ -17,8 +17,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tempsched_lab import __version__, read_log
+from tempsched_lab import read_log
 from tempsched_lab.__main__ import main
+from tempsched_lab._version import __version__
 from tempsched_lab.demo import OUTPUTS
 
 ROOT = Path(__file__).resolve().parents[1]

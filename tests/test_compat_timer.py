@@ -19,7 +19,7 @@ from sortedcontainers import SortedDict
 
 from tempsched_lab import PastTimeError, RealClock, Scheduler, VirtualClock
 from tempsched_lab.compat import TemporalScheduler, TimerView
-from tempsched_lab.wallclock import WallScale
+from tempsched_lab.time.wall import WallScale
 
 KEYS = [
     "action",

@@ -18,7 +18,7 @@ from tempsched_lab import CancelResult, Scheduler, TaskState, audit
 
 distributed = pytest.importorskip("distributed")
 
-from tempsched_lab.dask import (  # noqa: E402
+from tempsched_lab.core.dask import (  # noqa: E402
     DaskExecutor,
     lanes_by_worker,
     run_on_worker,

@@ -278,9 +278,9 @@ def test_virtual_clock_runs_are_deterministic():
 )
 @settings(max_examples=300, deadline=None)
 def test_walking_the_tree_data_gives_the_same_case_as_classify(points, due, name, design):
-    from tempsched_lab.decision import walk_tree
-    from tempsched_lab.queues import make_queue
-    from tempsched_lab.task import make_task
+    from tempsched_lab.core.decision import walk_tree
+    from tempsched_lab.core.queues import make_queue
+    from tempsched_lab.core.task import make_task
 
     now = 0.75
     queue = make_queue(design, **({"tick": 0.5, "slots": 4} if design == "wheel" else {}))

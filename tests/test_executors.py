@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from tempsched_lab.executors import BatchThreadPool
+from tempsched_lab.core.executors import BatchThreadPool
 
 
 def test_fifo_with_one_worker_and_a_raising_call_does_not_kill_it():

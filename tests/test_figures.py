@@ -130,7 +130,7 @@ def test_the_decision_tree_keeps_its_labels_off_the_arrows_and_texts_in_their_bo
     Before: the thick arrows of the path ran through their yes/no labels (14 lines through
     labels on every tree), and in summary.png question texts were wider than their boxes.
     """
-    from tempsched_lab.decision import Case
+    from tempsched_lab.core.decision import Case
     from tempsched_lab.plots import plot_decision_tree
     from tempsched_lab.plots.style import type_scale
 

@@ -12,9 +12,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from tempsched_lab import replay_snapshot
+from tempsched_lab.core.queues import TimingWheelQueue
 from tempsched_lab.plots import example_frame
 from tempsched_lab.plots.designs import picture_of, plot_queue
-from tempsched_lab.queues import TimingWheelQueue
 
 #: The width of one side-by-side column at a 900 px page (measured in Chromium), less the
 #: panel's 8 px right margin.

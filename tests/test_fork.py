@@ -20,7 +20,7 @@ import warnings
 import pytest
 
 from tempsched_lab import Scheduler, SchedulerClosedError, VirtualClock
-from tempsched_lab.compactor import wait_compacted
+from tempsched_lab.log.compactor import wait_compacted
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork()")
 

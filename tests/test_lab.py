@@ -35,7 +35,7 @@ from tempsched_lab.lab import (
 )
 from tempsched_lab.lab.progress import Progress
 from tempsched_lab.lab.steps import StepCounter
-from tempsched_lab.timescale import fmt_duration
+from tempsched_lab.time.scale import fmt_duration
 
 # -- hand-made workloads whose every step is known ------------------------------------------
 

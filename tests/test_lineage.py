@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from tempsched_lab import EventLog, Scheduler, VirtualClock, read_log
-from tempsched_lab.logfiles import Lineage
-from tempsched_lab.replay import Replayer
+from tempsched_lab.log.files import Lineage
+from tempsched_lab.reading.replay import Replayer
+from tempsched_lab.reading.sentences import describe_row
 from tempsched_lab.restarts import continuing_scheduler
-from tempsched_lab.sentences import describe_row
 from tempsched_lab.serve.reader import LogReader
 
 
@@ -134,7 +134,7 @@ def test_a_replay_empties_the_queue_at_the_restart_row(tmp_path: Path) -> None:
 
 def test_audit_checks_each_process_of_a_restarted_log_on_its_own(tmp_path: Path) -> None:
     from tempsched_lab import audit
-    from tempsched_lab.logfiles import concat_frames
+    from tempsched_lab.log.files import concat_frames
 
     root = tmp_path / "runs"
     first = _killed_run(root, 3)

@@ -28,7 +28,7 @@ from tempsched_lab import (
     replay_snapshot,
     task_history,
 )
-from tempsched_lab.schema import FRAME_COLUMNS
+from tempsched_lab.log.schema import FRAME_COLUMNS
 
 
 def noop(*args):
@@ -279,10 +279,12 @@ def test_to_frame_uses_cached_chunks_and_stays_consistent():
 
 
 def test_the_docs_schema_table_is_the_generated_one():
-    from tempsched_lab.schema import markdown_table
+    from tempsched_lab.log.schema import markdown_table
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "event-log.md").read_text()
-    assert markdown_table() in page, "regenerate the table: tempsched_lab.schema.markdown_table()"
+    assert markdown_table() in page, (
+        "regenerate the table: tempsched_lab.log.schema.markdown_table()"
+    )
 
 
 def test_rows_hold_only_atoms_and_the_open_chunk_no_object_per_row() -> None:

@@ -24,15 +24,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tempsched_lab import (
-    EventLog,
-    Scheduler,
-    SchedulerClosedError,
-    VirtualClock,
-    compactor,
-    read_log,
-)
-from tempsched_lab.compactor import wait_compacted
+from tempsched_lab import EventLog, Scheduler, SchedulerClosedError, VirtualClock, read_log
+from tempsched_lab.log import compactor
+from tempsched_lab.log.compactor import wait_compacted
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -158,7 +152,7 @@ def test_the_compactor_never_compacts_a_dropped_chunk():
 
 def test_a_log_compacts_itself_when_the_compactor_falls_behind():
     """The recorder compacts the oldest chunk itself past COMPACT_BACKLOG chunks waiting."""
-    from tempsched_lab.log import COMPACT_BACKLOG
+    from tempsched_lab.log.eventlog import COMPACT_BACKLOG
 
     log = EventLog()
     log._chunk_size = 1024  # (small chunks: the test stays quick)
@@ -212,7 +206,8 @@ def test_the_exit_hook_parks_the_thread_between_chunks():
     """What the exit hook does, in a subprocess: the thread takes no new work, ends, and a
     chunk sealed after it stays readable as tuples."""
     code = """
-from tempsched_lab import EventLog, compactor
+from tempsched_lab import EventLog
+from tempsched_lab.log import compactor
 log = EventLog(max_rows=None)
 log._chunk_size = 1024; log._fans = False
 for i in range(4096):

@@ -1,6 +1,6 @@
 """The log's compacted chunks (issue 35): plain columns, no numpy, and memory per pending task.
 
-A full chunk of row tuples is stored per kind and field (:mod:`tempsched_lab.logcolumns`):
+A full chunk of row tuples is stored per kind and field (:mod:`tempsched_lab.log.columns`):
 its rows must come back as they were written, without numpy or pandas imported, and a
 scheduler with the log on must hold 100,000 pending tasks in less memory than the reference
 package (temporal-scheduler: 624 B per task measured the same way, docs/benchmarks.md).
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tempsched_lab.logcolumns import Compact
-from tempsched_lab.schema import COLUMNS, COMMON, KINDS, LAYOUTS, STORES
+from tempsched_lab.log.columns import Compact
+from tempsched_lab.log.schema import COLUMNS, COMMON, KINDS, LAYOUTS, STORES
 
 _STORE = {c.name: c.store for c in COLUMNS} | {"dispatched": "float"}
 _INT64 = 2**63
@@ -81,7 +81,7 @@ def test_a_compacted_chunk_gives_its_rows_back(rows):
 @given(st.lists(st.integers(0, len(KINDS) - 1).flatmap(_row), min_size=1, max_size=40))
 def test_a_compacted_chunk_frames_as_its_tuples_do(rows):
     pytest.importorskip("pandas")
-    from tempsched_lab.logframe import compact_columns
+    from tempsched_lab.log.frame import compact_columns
 
     cols = compact_columns(Compact(rows, first_seq=3))
     assert cols["seq"].tolist() == list(range(3, 3 + len(rows)))
@@ -141,7 +141,7 @@ def test_compacting_imports_neither_numpy_nor_pandas():
     found = _run(
         "import json, sys\n"
         "from tempsched_lab import Scheduler, VirtualClock\n"
-        "from tempsched_lab.compactor import wait_compacted\n"
+        "from tempsched_lab.log.compactor import wait_compacted\n"
         "s = Scheduler(VirtualClock(), executor='inline')\n"
         "s.schedule_many([dict(action=print, at=1.0 + i, args=(i,)) for i in range(20_000)])\n"
         "assert wait_compacted(60)\n"
@@ -194,7 +194,7 @@ def test_memory_per_pending_task_with_the_log_on_stays_below_the_reference():
 
 
 def test_flat_rows_give_back_the_rows_in_log_order_and_refuse_malformed_ones():
-    from tempsched_lab.logrows import FlatRows
+    from tempsched_lab.log.rows import FlatRows
 
     start = (4, 1.0, 2.0, "main", 7, 1.0, "job", 0.5)
     wake = (2, 3.0, 4.0, "main", "timeout", 0.5, None, 0, 3)

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tempsched_lab import PastTimeError, Scheduler, VirtualClock, audit, replay
-from tempsched_lab.logfiles import (
+from tempsched_lab.log.files import (
     LogFileError,
     SegmentWriter,
     TruncatedLogError,
@@ -27,12 +27,12 @@ from tempsched_lab.logfiles import (
     read_log,
     write_log,
 )
-from tempsched_lab.logfiles.csvfile import FILE_COLUMNS, MAGIC, metadata_path
-from tempsched_lab.logfiles.frames import STORED, TEXT_COLUMNS, stored_frame
-from tempsched_lab.logfiles.meta import build_metadata, dumps
-from tempsched_lab.logfiles.text import escape_columns, escape_text, unescape_text
-from tempsched_lab.logfiles.timecols import CLOCK_TIMES, DURATIONS, WALL
-from tempsched_lab.schema import COLUMNS
+from tempsched_lab.log.files.csvfile import FILE_COLUMNS, MAGIC, metadata_path
+from tempsched_lab.log.files.meta import build_metadata, dumps
+from tempsched_lab.log.files.normalize import STORED, TEXT_COLUMNS, stored_frame
+from tempsched_lab.log.files.text import escape_columns, escape_text, unescape_text
+from tempsched_lab.log.files.timecols import CLOCK_TIMES, DURATIONS, WALL
+from tempsched_lab.log.schema import COLUMNS
 
 NASTY = [
     "a\rb",  # a bare carriage return (F11: unreadable before)
@@ -272,7 +272,7 @@ def test_an_empty_log_round_trips(tmp_path):
 def test_a_failed_write_leaves_no_partial_file_and_keeps_the_old_one(tmp_path, frame, monkeypatch):
     path = write_log(frame.iloc[:5], tmp_path / "log.csv")
     before, meta_before = path.read_bytes(), metadata_path(path).read_bytes()
-    from tempsched_lab.logfiles import csvfile
+    from tempsched_lab.log.files import csvfile
 
     def fail_after_the_rows(frame, **kwargs):
         (written,) = tmp_path.glob(".log.csv.*.tmp")  # the rows, under a temporary name
@@ -293,7 +293,7 @@ def test_a_full_disk_leaves_no_file_and_names_the_path(tmp_path, frame, name):
 import resource, signal, sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from test_logfiles import nasty_log
-from tempsched_lab.logfiles import write_log
+from tempsched_lab.log.files import write_log
 frame = nasty_log()
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
@@ -845,7 +845,7 @@ def test_the_writer_refuses_gaps_repeats_and_reuse(tmp_path, big_frame):
 def test_a_failed_segment_write_leaves_nothing_and_can_be_retried(tmp_path, big_frame, monkeypatch):
     writer = SegmentWriter(tmp_path / "spill", time_origin=1000.0, fsync=False)
     writer.write(big_frame.iloc[:50])
-    from tempsched_lab.logfiles import spill as spill_module
+    from tempsched_lab.log.files import spill as spill_module
 
     real = spill_module.write_parquet_log
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tempsched_lab import Replayer, Scheduler, VirtualClock, audit, read_log
-from tempsched_lab.compactor import wait_compacted
+from tempsched_lab.log.compactor import wait_compacted
 
 pytest.importorskip("pyarrow")
 

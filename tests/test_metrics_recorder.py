@@ -19,6 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tempsched_lab import Scheduler, VirtualClock
+from tempsched_lab.core.ports import FacadePort
+from tempsched_lab.core.recorder import MetricsRecorder, Recorder, StepRecorder
 from tempsched_lab.lab import (
     Experiment,
     bursts,
@@ -30,8 +32,6 @@ from tempsched_lab.lab import (
     simulate,
 )
 from tempsched_lab.lab.metrics import METRICS, recorded_metrics, run_metrics
-from tempsched_lab.ports import FacadePort
-from tempsched_lab.recorder import MetricsRecorder, Recorder, StepRecorder
 
 DESIGNS = ("sorteddict", "heap", "wheel(tick=0.001)")
 EXECUTORS = ({"executor": "inline"}, {"executor": "pool", "max_workers": 2}, {"executor": "thread"})
@@ -186,7 +186,7 @@ def test_both_recorders_declare_every_step_of_the_protocol() -> None:
 
 
 def _queue() -> Any:
-    from tempsched_lab.queues import make_queue
+    from tempsched_lab.core.queues import make_queue
 
     return make_queue("heap")
 

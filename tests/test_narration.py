@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from tempsched_lab import PastTimeError, Scheduler, VirtualClock
-from tempsched_lab.narration import Narrator
+from tempsched_lab.reading.narration import Narrator
 from tempsched_lab.widgets.logview import describe_row
 
 
@@ -90,9 +90,9 @@ def test_bad_arguments_are_named(kwargs, message):
 
 
 def test_every_row_kind_of_the_schema_has_its_sentence():
-    from tempsched_lab import sentences
-    from tempsched_lab.rowkinds import Kind
-    from tempsched_lab.schema import KINDS
+    from tempsched_lab.log.kinds import Kind
+    from tempsched_lab.log.schema import KINDS
+    from tempsched_lab.reading import sentences
 
     assert set(sentences.SENTENCES) == set(KINDS)
     assert {k.value for k in Kind} == set(KINDS)  # every kind has a name the code can hold
@@ -101,8 +101,8 @@ def test_every_row_kind_of_the_schema_has_its_sentence():
 
 
 def test_a_kind_registered_twice_or_unknown_is_refused():
-    from tempsched_lab.rowkinds import Kind, kind_code
-    from tempsched_lab.sentences import sentence
+    from tempsched_lab.log.kinds import Kind, kind_code
+    from tempsched_lab.reading.sentences import sentence
 
     with pytest.raises(ValueError, match="kind='start': a sentence is registered already"):
         sentence(Kind.START)(lambda row, scale: "again")
@@ -116,7 +116,7 @@ def test_the_narration_imports_no_widgets_pandas_or_matplotlib():
     import sys
 
     code = (
-        "import sys, tempsched_lab.narration, tempsched_lab.sentences\n"
+        "import sys, tempsched_lab.reading.narration, tempsched_lab.reading.sentences\n"
         "heavy = ('ipywidgets', 'anywidget', 'pandas', 'matplotlib', 'tempsched_lab.widgets')\n"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )

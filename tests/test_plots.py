@@ -32,6 +32,7 @@ from tempsched_lab import (
     replay_snapshot,
     time_style,
 )
+from tempsched_lab.core.queues import TimingWheelQueue
 from tempsched_lab.plots import (
     CASE_COLORS,
     OUTCOME_COLORS,
@@ -62,7 +63,6 @@ from tempsched_lab.plots.colors import (
     TURN_COLORS,
     case_label,
 )
-from tempsched_lab.queues import TimingWheelQueue
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -5,7 +5,7 @@ runner's host (``RunHost``) and a facade's host (``FacadeHost``) each have a dec
 protocol; the core asks nothing else of them (no ``getattr``/``hasattr``/signature probe:
 checked below on the core's source). Each built-in collaborator, and each example of
 docs/extending.md, names its protocol as a base (so mypy checks its signatures); the
-scheduler's ports (``tempsched_lab/ports.py``, item 2) are checked structurally, by mypy in
+scheduler's ports (``tempsched_lab/core/ports.py``, item 2) are checked structurally, by mypy in
 that module and here on a port made for a scheduler. For every member: present, and a
 method's parameters named as the protocol names them.
 """
@@ -22,11 +22,9 @@ import pytest
 from test_extending import _blocks
 
 from tempsched_lab import Scheduler
-from tempsched_lab.aio import AsyncioClock, LoopDriver, LoopExecutor, LoopLauncher
-from tempsched_lab.clock import Clock, Drivable, Driver, RealClock, ThreadDriver, VirtualClock
-from tempsched_lab.clock import _VirtualDriver as VirtualDriver
-from tempsched_lab.dask import DaskExecutor, DaskLauncher
-from tempsched_lab.executors import (
+from tempsched_lab.aio import LoopExecutor, LoopLauncher
+from tempsched_lab.core.dask import DaskExecutor, DaskLauncher
+from tempsched_lab.core.executors import (
     ExecutorLauncher,
     InlineLauncher,
     Launcher,
@@ -35,12 +33,15 @@ from tempsched_lab.executors import (
     ThreadPerRun,
     ThreadPerRunLauncher,
 )
+from tempsched_lab.core.ports import ClockPort, FacadeHost, FacadePort, RunPort
+from tempsched_lab.core.runs import RunHost
 from tempsched_lab.lab.pool import Calendar, VirtualPool
 from tempsched_lab.lab.pool import PoolLauncher as LabPoolLauncher
-from tempsched_lab.ports import ClockPort, FacadeHost, FacadePort, RunPort
-from tempsched_lab.runs import RunHost
 from tempsched_lab.scenarios import SimulatedWorker
 from tempsched_lab.scenarios import _SimulatedLauncher as SimulatedLauncher
+from tempsched_lab.time.clock import Clock, Drivable, Driver, RealClock, ThreadDriver, VirtualClock
+from tempsched_lab.time.clock import _VirtualDriver as VirtualDriver
+from tempsched_lab.time.loop import AsyncioClock, LoopDriver
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -194,8 +195,16 @@ def test_the_optional_members_have_defaults_and_the_required_do_not():
     }
 
 
-CORE_MODULES = ("scheduler.py", "clock.py", "runs.py", "ports.py", "wallclock.py", "aio.py")
-COLLABORATOR_USERS = ("executors.py", "compat/facade.py", "compat/timer.py")
+CORE_MODULES = (
+    "core/scheduler.py",
+    "time/clock.py",
+    "core/runs.py",
+    "core/ports.py",
+    "time/wall.py",
+    "time/loop.py",
+    "aio.py",
+)
+COLLABORATOR_USERS = ("core/executors.py", "compat/facade.py", "compat/timer.py")
 
 
 @pytest.mark.parametrize("module", CORE_MODULES + COLLABORATOR_USERS)

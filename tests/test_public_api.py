@@ -1,7 +1,7 @@
 """A ``Scheduler``'s public names are what users call, and docs/api.md lists exactly them.
 
 Issue 35, item 2: 11 of its 29 public names were callbacks for clocks, runners and the compat
-facade; they moved behind ports (``tempsched_lab/ports.py``). The API page's autodoc of
+facade; they moved behind ports (``tempsched_lab/core/ports.py``). The API page's autodoc of
 ``Scheduler`` names its members one by one, so a public name added to the class without a
 line on the page (or a collaborator's callback made public again) fails here.
 """
@@ -62,9 +62,49 @@ def test_each_public_name_has_a_docstring_or_a_doc_comment():
     for name in documented_members():
         member = getattr(Scheduler, name, None)
         if member is None:  # an attribute set in __init__: its ``#:`` comment is its doc
-            source = Path(__file__).resolve().parents[1] / "tempsched_lab" / "scheduler.py"
+            source = Path(__file__).resolve().parents[1] / "tempsched_lab" / "core" / "scheduler.py"
             assert re.search(rf"#: .*\n(\s+#: .*\n)*\s+self\.{name}\b", source.read_text()), name
             continue
         doc = member.__doc__ or ""
         assert doc.strip(), f"Scheduler.{name} has no docstring"
         assert ">>>" in doc or "example" in doc, f"Scheduler.{name}: no example"
+
+
+def _autodoc_targets() -> list[str]:
+    return re.findall(r"^\.\. auto\w+:: ([\w.]+)", API.read_text(), re.M)
+
+
+def test_every_object_on_the_api_page_is_where_the_page_says():
+    """Each autodoc target of docs/api.md imports (the docs build would only warn later)."""
+    import importlib
+
+    missing = []
+    for target in _autodoc_targets():
+        parts = target.split(".")
+        for cut in range(len(parts), 0, -1):  # the longest importable module, then attributes
+            try:
+                obj: object = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            try:
+                for name in parts[cut:]:
+                    obj = getattr(obj, name)
+            except AttributeError:
+                missing.append(target)
+            break
+        else:
+            missing.append(target)
+    assert len(_autodoc_targets()) > 100 and missing == []
+
+
+def test_the_modules_that_moved_live_under_one_name_only():
+    """The folders became the layers (issue 40): a moved module has no second, old name."""
+    import importlib
+
+    import pytest
+
+    for old in ("clock", "logfiles", "queues", "triggers", "misfire", "schema", "scheduler"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(f"tempsched_lab.{old}")
+    for new in ("time.clock", "log.files", "core.queues", "core.triggers.misfire", "log.schema"):
+        importlib.import_module(f"tempsched_lab.{new}")

@@ -19,8 +19,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from tempsched_lab.decision import Case
-from tempsched_lab.queues import (
+from tempsched_lab.core.decision import Case
+from tempsched_lab.core.queues import (
     DESIGNS,
     HeapQueue,
     InvariantError,
@@ -31,7 +31,7 @@ from tempsched_lab.queues import (
     TimingWheelQueue,
     make_queue,
 )
-from tempsched_lab.task import make_task
+from tempsched_lab.core.task import make_task
 
 
 def ping() -> None:

@@ -1,5 +1,5 @@
 """The recorder's rows follow the schema: each row builder is written once per kind, and
-this test checks it field by field against :data:`tempsched_lab.schema.LAYOUTS`."""
+this test checks it field by field against :data:`tempsched_lab.log.schema.LAYOUTS`."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import math
 
 import pytest
 
-from tempsched_lab.log import LogWriter
-from tempsched_lab.logrows import WIDTH, FlatRows
-from tempsched_lab.queues import make_queue
-from tempsched_lab.recorder import Recorder
-from tempsched_lab.schema import COMMON, KIND_CODE, KINDS, LAYOUTS
-from tempsched_lab.task import PeriodicTask, Task
+from tempsched_lab.core.queues import make_queue
+from tempsched_lab.core.recorder import Recorder
+from tempsched_lab.core.task import PeriodicTask, Task
+from tempsched_lab.log.eventlog import LogWriter
+from tempsched_lab.log.rows import WIDTH, FlatRows
+from tempsched_lab.log.schema import COMMON, KIND_CODE, KINDS, LAYOUTS
 
 
 class _Rows:

@@ -22,17 +22,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tempsched_lab import (
-    CancelResult,
-    RealClock,
-    Scheduler,
-    TaskState,
-    VirtualClock,
-    audit,
-    replay,
-)
-from tempsched_lab.requests import round_up
-from tempsched_lab.scheduler import KEEP_EXCEPTIONS
+from tempsched_lab import CancelResult, RealClock, Scheduler, TaskState, VirtualClock, audit, replay
+from tempsched_lab.core.requests import round_up
+from tempsched_lab.core.scheduler import KEEP_EXCEPTIONS
 
 WHEEL = {"tick": 0.1, "slots": 16}
 
@@ -411,7 +403,7 @@ def test_a_period_at_least_the_resolution_runs_once_per_grid_instant(
 
 
 def test_a_trigger_finer_than_the_resolution_runs_once_per_grid_instant():
-    from tempsched_lab.triggers import IntervalTrigger
+    from tempsched_lab.core.triggers import IntervalTrigger
 
     clock = VirtualClock()
     s = Scheduler(clock, resolution=1.0)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tempsched_lab import CancelResult, Scheduler, VirtualClock
-from tempsched_lab.logfiles import SegmentWriter
+from tempsched_lab.log.files import SegmentWriter
 from tempsched_lab.remote import RemoteScheduler, attach_dir
 from tempsched_lab.remote.link import Link
 from tempsched_lab.widgets import Dashboard

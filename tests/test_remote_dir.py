@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tempsched_lab import Scheduler, VirtualClock, replay
-from tempsched_lab.logfiles import LogFileError, SegmentWriter
+from tempsched_lab.log.files import LogFileError, SegmentWriter
 from tempsched_lab.remote import RemoteScheduler, attach_dir
 from tempsched_lab.remote.mirror import ReadOnlyMirrorError
 

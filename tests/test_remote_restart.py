@@ -1,7 +1,7 @@
 """A service SIGKILLed and restarted on the same spill root: one log, resumed, the gap named.
 
 The service is ``python -m tempsched_lab.serve.example --spill ROOT`` in a real second
-process (a :class:`~tempsched_lab.logfiles.Lineage`: each run spills to ``ROOT/run-NNN``
+process (a :class:`~tempsched_lab.log.files.Lineage`: each run spills to ``ROOT/run-NNN``
 and continues the log of the runs before). The client (``attach``) resumes after the
 last row it applied: the rows of the killed process that reached its disk come from
 there, the numbers that exist nowhere come as one ``gap`` naming them, and the mirror
@@ -19,9 +19,9 @@ import pandas as pd
 import pytest
 
 from tempsched_lab import attach, read_log
-from tempsched_lab.logfiles import Lineage, concat_frames
+from tempsched_lab.log.files import Lineage, concat_frames
+from tempsched_lab.reading.replay import replay
 from tempsched_lab.remote.process import ExampleService
-from tempsched_lab.replay import replay
 
 pytestmark = pytest.mark.slow
 

@@ -23,8 +23,8 @@ from tempsched_lab import (
     VirtualClock,
     audit,
 )
-from tempsched_lab.clock import DEFAULT_SPIN
-from tempsched_lab.ports import ClockPort
+from tempsched_lab.core.ports import ClockPort
+from tempsched_lab.time.clock import DEFAULT_SPIN
 
 
 def noop(*args, **kwargs):

@@ -19,17 +19,17 @@ from pathlib import Path
 import pytest
 
 from tempsched_lab import EventLog, Scheduler, VirtualClock, audit, read_log
-from tempsched_lab.compactor import wait_compacted
-from tempsched_lab.logfiles import (
+from tempsched_lab.core.queues import make_queue
+from tempsched_lab.core.recorder import Recorder
+from tempsched_lab.log.compactor import wait_compacted
+from tempsched_lab.log.files import (
     IncompleteLogError,
     IncompleteLogWarning,
     LogFileError,
     SegmentWriter,
     write_log,
 )
-from tempsched_lab.logfiles import spill as spill_module
-from tempsched_lab.queues import make_queue
-from tempsched_lab.recorder import Recorder
+from tempsched_lab.log.files import spill as spill_module
 
 pytest.importorskip("pyarrow")
 

@@ -12,8 +12,8 @@ import pytest
 
 from tempsched_lab import Scheduler, VirtualClock
 from tempsched_lab.__main__ import main
-from tempsched_lab.logfiles import SegmentWriter
-from tempsched_lab.narration import Narrator
+from tempsched_lab.log.files import SegmentWriter
+from tempsched_lab.reading.narration import Narrator
 
 ROOT = Path(__file__).resolve().parents[1]
 

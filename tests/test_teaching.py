@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from widgetkit import close_widgets, scenario  # noqa: F401 - the fixture closes widgets
 
 from tempsched_lab import Scheduler, VirtualClock
-from tempsched_lab.decision import Case
+from tempsched_lab.core.decision import Case
 from tempsched_lab.scenarios import SimulatedWorker
 from tempsched_lab.widgets import (
     ControlsPanel,

@@ -20,6 +20,7 @@ import pytest
 from widgetkit import close_widgets, scenario  # noqa: F401 - the fixture closes widgets
 
 from tempsched_lab import Scheduler, VirtualClock
+from tempsched_lab.log.schema import KIND_CODE
 from tempsched_lab.plots._data import task_runs
 from tempsched_lab.plots.colors import CASE_COLORS, NEUTRAL, OUTCOME_COLORS
 from tempsched_lab.plots.timeline.marks import MARKS
@@ -30,7 +31,6 @@ from tempsched_lab.scenarios import (
     schedule_demo,
     takes,
 )
-from tempsched_lab.schema import KIND_CODE
 from tempsched_lab.widgets import Dashboard, TimelinePanel, TimelineWidget, demo_task, describe_row
 from tempsched_lab.widgets.timeline_feed import BYTES_PER_ROW, TimelineFeed, decode
 from tempsched_lab.widgets.timeline_widget import STATIC, mark_table, palette
@@ -516,7 +516,7 @@ def test_the_page_names_only_kinds_and_flags_the_kernel_sends():
     out (a renamed kind or flag would otherwise match nothing, silently)."""
     import re
 
-    from tempsched_lab.schema import KINDS
+    from tempsched_lab.log.schema import KINDS
     from tempsched_lab.widgets.timeline_feed import FLAGS
 
     js = (STATIC / "timeline.js").read_text()

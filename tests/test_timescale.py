@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tempsched_lab import RealClock, Scheduler, TimeScale, VirtualClock, set_time_style, time_style
-from tempsched_lab.timescale import _calendar_ticks, fmt_duration, time_scale_of
+from tempsched_lab.time.scale import _calendar_ticks, fmt_duration, time_scale_of
 
 PARIS = ZoneInfo("Europe/Paris")
 

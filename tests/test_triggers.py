@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tempsched_lab import Scheduler, VirtualClock
-from tempsched_lab.triggers import (
+from tempsched_lab.core.triggers import (
     CronTrigger,
     IntervalTrigger,
     Rearm,
@@ -802,7 +802,7 @@ def test_r11_a_daily_cron_task_on_a_virtual_clock_outlives_the_skipped_day():
 
 
 def test_r11_an_error_in_the_walk_is_not_read_as_no_fire_time_left(monkeypatch):
-    from tempsched_lab.triggers import cron
+    from tempsched_lab.core.triggers import cron
 
     def broken(wall, zone):
         raise ValueError("a bug in the gap search")

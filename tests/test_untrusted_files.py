@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tempsched_lab import Scheduler, VirtualClock
-from tempsched_lab.logfiles import LogFileError, read_log, write_log
-from tempsched_lab.logfiles import parquetfile as parquet_module
-from tempsched_lab.logfiles.frames import STORED
+from tempsched_lab.log.files import LogFileError, read_log, write_log
+from tempsched_lab.log.files import parquetfile as parquet_module
+from tempsched_lab.log.files.normalize import STORED
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -86,7 +86,7 @@ def test_r7_any_decoding_error_below_read_log_names_the_file(parquet_log, monkey
     def undecodable(*args, **kwargs):
         raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
 
-    monkeypatch.setattr("tempsched_lab.logfiles.read_parquet_log", undecodable)
+    monkeypatch.setattr("tempsched_lab.log.files.read_parquet_log", undecodable)
     with pytest.raises(LogFileError, match=re.escape(str(path)) + ".*not valid UTF-8"):
         read_log(path)
 

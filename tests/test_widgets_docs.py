@@ -182,10 +182,10 @@ def test_a_panel_is_registered_once_per_name(registry_kept):
 
 
 def test_every_queue_design_has_its_picture_registered_once():
+    from tempsched_lab.core.queues import DESIGNS
     from tempsched_lab.plots import plot_queue
     from tempsched_lab.plots.catalog import DESIGNS as FIGURE_DESIGNS
     from tempsched_lab.plots.designs import PICTURES, design_picture, picture_of, queue_designs
-    from tempsched_lab.queues import DESIGNS
 
     assert set(PICTURES) == set(DESIGNS) == set(queue_designs())
     assert list(FIGURE_DESIGNS.values()) == list(DESIGNS)  # the catalog draws every design

@@ -12,22 +12,22 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..clock import RealClock
-from ..executors import ThreadPerRun
-from ..ports import FacadePort
-from ..scheduler import PastTimeError, Scheduler
-from ..task import CancelResult, Origin, PeriodicTask, Task, TaskState, short_repr
-from ..validation import MAX_HORIZON, check_number
-from ..wallclock import WallScale
+from ..core.executors import ThreadPerRun
+from ..core.ports import FacadePort
+from ..core.scheduler import PastTimeError, Scheduler
+from ..core.task import CancelResult, Origin, PeriodicTask, Task, TaskState, short_repr
+from ..core.validation import MAX_HORIZON, check_number
+from ..time.clock import RealClock
+from ..time.wall import WallScale
 from .timer import TimerView
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-    from ..clock import Clock
-    from ..executors import LauncherFactory
-    from ..log import EventLog
-    from ..queues import TimerQueue
+    from ..core.executors import LauncherFactory
+    from ..core.queues import TimerQueue
+    from ..log.eventlog import EventLog
+    from ..time.clock import Clock
 
 __all__ = ["TemporalScheduler"]
 
@@ -66,7 +66,7 @@ class TemporalScheduler:
             worker thread, runs happen when the clock is stepped).
         queue: the queue design: ``"sorteddict"`` (default, the reference's
             design), ``"heap"``, ``"wheel"`` or a
-            :class:`~tempsched_lab.queues.TimerQueue`.
+            :class:`~tempsched_lab.core.queues.TimerQueue`.
         executor: where runs happen: ``"thread"`` (a new non-daemon thread per
             run, as the reference), ``"pool"`` (a bounded pool of
             ``max_workers`` daemon threads), ``"inline"`` or any
@@ -191,7 +191,7 @@ class TemporalScheduler:
         >>> ts.schedule_task(print, absolute_time=5.0)
         Traceback (most recent call last):
         ...
-        tempsched_lab.scheduler.PastTimeError: absolute_time=5.0: the requested time \
+        tempsched_lab.core.scheduler.PastTimeError: absolute_time=5.0: the requested time \
 (t = -5.000 s) is 5.000 s in the past (now: t = 0.000 s); case 1: nothing was scheduled
         >>> ts.shutdown()
         """

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sortedcontainers import SortedDict
 
-    from ..ports import FacadeHost
-    from ..task import Task
+    from ..core.ports import FacadeHost
+    from ..core.task import Task
     from .facade import TemporalScheduler
 
 __all__ = ["TimerView"]

@@ -26,7 +26,7 @@ These are the scheduler's parameters an experiment can sweep (the keys of
 
 And how the run is recorded (not a grid key: an experiment's choice,
 ``Experiment(record=...)``): ``record="full"`` (the event log, every row) or
-``"metrics"`` (a :class:`~tempsched_lab.recorder.MetricsRecorder`: the same
+``"metrics"`` (a :class:`~tempsched_lab.core.recorder.MetricsRecorder`: the same
 measures as running totals, no rows; the run has no log frame, which
 ``Experiment.log`` regenerates).
 
@@ -48,8 +48,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..queues import DESIGNS, make_queue
-from ..validation import MISFIRE_POLICIES
+from ..core.queues import DESIGNS, make_queue
+from ..core.triggers.misfire import MISFIRE_POLICIES
 
 __all__ = [
     "DEFAULT_POOL",

@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..timescale import fmt_duration
+from ..time.scale import fmt_duration
 
 if TYPE_CHECKING:
     import numpy as np

@@ -60,7 +60,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..task import short_repr
+from ..core.task import short_repr
 from .backends import RunOutcome, RunTask, build_workload, outcomes, shown_params
 from .config import RECORDS, SCHEDULER_KEYS, plain, run_config
 from .metrics import METRICS
@@ -209,7 +209,7 @@ class Experiment:
             10,001 order statistics) for :func:`~.figures.plot_lateness_ecdf`.
         record: ``"full"`` (default) records each run's whole event log and
             computes the measures from it; ``"metrics"`` keeps only the
-            measures, as running totals (:class:`~tempsched_lab.recorder.MetricsRecorder`:
+            measures, as running totals (:class:`~tempsched_lab.core.recorder.MetricsRecorder`:
             the same values, no rows built). :meth:`log` regenerates any run's
             full log either way.
         name: a name for reprs and figures (default: the workload's).
@@ -596,7 +596,7 @@ class Experiment:
         import numpy as np
         import pandas as pd
 
-        from .. import __version__
+        from .._version import __version__
         from .workload import Workload
 
         workload = self.workload

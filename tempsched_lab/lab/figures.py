@@ -36,7 +36,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
-from ..decision import Case
+from ..core.decision import Case
 from ..plots._axes import FONT, axes_or_new, axes_size_pt, set_title, show_message
 from ..plots._data import time_unit
 from ..plots._legend import Section, add_legend

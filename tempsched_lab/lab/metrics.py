@@ -13,7 +13,7 @@ tests recompute each one from the log independently:
   :func:`~tempsched_lab.case_counts` does (periodic re-arms are decisions too).
 
 A run made with ``record="metrics"`` has no log: :func:`recorded_metrics` gives
-the same measures, exactly, from its :class:`~tempsched_lab.recorder.MetricsRecorder`'s
+the same measures, exactly, from its :class:`~tempsched_lab.core.recorder.MetricsRecorder`'s
 running totals.
 
 >>> from tempsched_lab.lab import simulate, bursts
@@ -27,13 +27,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..rowkinds import Kind
+from ..log.kinds import Kind
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from ..recorder import MetricsRecorder
+    from ..core.recorder import MetricsRecorder
 
 __all__ = [
     "CASE_COLUMNS",

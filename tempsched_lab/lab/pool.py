@@ -16,7 +16,7 @@ executor uses:
   is called: an action that raises is a failed run. The ends wait in the
   pool's :class:`Calendar`, which the virtual clock drives like a scheduler
   (it is attached to the clock through the clock protocol,
-  :class:`~tempsched_lab.clock.Drivable`). It is attached before the
+  :class:`~tempsched_lab.time.clock.Drivable`). It is attached before the
   scheduler, so at equal times a thread that frees at *t* takes work
   dispatched at *t*.
 
@@ -42,13 +42,13 @@ import heapq
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..clock import Drivable
-from ..executors import Launcher
+from ..core.executors import Launcher
+from ..time.clock import Drivable
 
 if TYPE_CHECKING:
-    from ..clock import VirtualClock
-    from ..runs import Run, Runner
-    from ..task import Task
+    from ..core.runs import Run, Runner
+    from ..core.task import Task
+    from ..time.clock import VirtualClock
 
 __all__ = ["Calendar", "VirtualPool"]
 
@@ -57,7 +57,7 @@ class Calendar(Drivable):
     """Calls waiting for virtual times, fired by the clock it is attached to (in time order).
 
     The clock sees it as one more thing to drive: it offers
-    :class:`~tempsched_lab.clock.Drivable` (``next_fire_time``, ``fire_due``).
+    :class:`~tempsched_lab.time.clock.Drivable` (``next_fire_time``, ``fire_due``).
     Calls at equal times run in the order they were added; a call added for a
     time already reached runs in the same firing.
 

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from ..timescale import fmt_duration
+from ..time.scale import fmt_duration
 
 __all__ = ["Progress", "in_notebook"]
 

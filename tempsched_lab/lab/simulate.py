@@ -43,9 +43,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..clock import VirtualClock
-from ..recorder import MetricsRecorder
-from ..scheduler import Scheduler
+from ..core.recorder import MetricsRecorder
+from ..core.scheduler import Scheduler
+from ..time.clock import VirtualClock
 from .config import RunConfig, run_config
 from .pool import VirtualPool
 from .steps import StepCounter

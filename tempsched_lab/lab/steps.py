@@ -1,7 +1,7 @@
 """Counting a queue design's steps: Python lines run inside the queue's own code.
 
 A clock measures the machine; big-O talks about steps. Notebook 04 counts, with
-``sys.settrace``, the lines executed in the ``tempsched_lab.queues`` modules and
+``sys.settrace``, the lines executed in the ``tempsched_lab.core.queues`` modules and
 in ``sortedcontainers`` (which the sorted dict design is built on): the same
 count on every run and every machine, and a line that runs C code (a ``bisect``,
 a list insert shifting a million entries) counts as one step. The lab counts the
@@ -35,7 +35,7 @@ __all__ = ["StepCounter", "queue_code_paths"]
 
 def queue_code_paths() -> tuple[str, ...]:
     """Directories whose code is the queue's: ``tempsched_lab/queues`` and sortedcontainers."""
-    from .. import queues
+    from ..core import queues
 
     paths = [os.path.dirname(os.path.abspath(queues.__file__)) + os.sep]
     try:

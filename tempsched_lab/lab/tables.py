@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..timescale import fmt_duration
+from ..time.scale import fmt_duration
 from .metrics import TIME_METRICS
 
 if TYPE_CHECKING:

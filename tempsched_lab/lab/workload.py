@@ -37,8 +37,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..timescale import fmt_duration
-from ..validation import MAX_HORIZON
+from ..core.validation import MAX_HORIZON
+from ..time.scale import fmt_duration
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -188,8 +188,8 @@ class Workload:
         seed, the generator's arguments) is written beside it, as the event log's
         is: ``w.csv`` -> ``w.csv.meta.json``. Keep the two files together.
         """
-        from ..logfiles.atomic import atomic_path
-        from ..logfiles.csvfile import metadata_path
+        from ..log.files.atomic import atomic_path
+        from ..log.files.csvfile import metadata_path
 
         target = Path(path)
         kind = _format_of(target, fmt)
@@ -229,7 +229,7 @@ def read_workload(path: str | os.PathLike[str], fmt: str | None = None) -> Workl
     A file that cannot be a workload, edited by hand or damaged, raises
     :class:`WorkloadError` naming the file and what is wrong: the request (its
     row), the column and the value of a bad cell (a word where a number goes,
-    a time that is negative, NaN or over :data:`~tempsched_lab.validation.MAX_HORIZON`,
+    a time that is negative, NaN or over :data:`~tempsched_lab.core.validation.MAX_HORIZON`,
     a cron rule that does not parse), or the metadata entry.
 
     >>> import tempfile, pathlib
@@ -276,7 +276,7 @@ def read_workload(path: str | os.PathLike[str], fmt: str | None = None) -> Workl
 
 def _meta_where(source: Path, meta: dict[str, Any]) -> str:
     """Where a CSV workload's metadata came from: the file beside it, or its first line."""
-    from ..logfiles.csvfile import metadata_path
+    from ..log.files.csvfile import metadata_path
 
     if meta.get(_FIRST_LINE):
         return f"{str(source)!r} (its first line)"
@@ -325,7 +325,7 @@ def _read_csv(source: Path) -> tuple[dict[str, Any], pd.DataFrame]:
 
     import pandas as pd
 
-    from ..logfiles.csvfile import metadata_path
+    from ..log.files.csvfile import metadata_path
 
     dtypes = {c: d for c, (d, _) in COLUMNS.items() if d != "float64"}
     major = int(pd.__version__.split(".")[0])
@@ -551,7 +551,7 @@ def _check_rules(frame: pd.DataFrame, cron: Any, tz: str) -> None:
     """Parse each cron rule once, in the workload's zone: a bad one names its first request."""
     import numpy as np
 
-    from ..triggers.cron import CronTrigger
+    from ..core.triggers.cron import CronTrigger
 
     CronTrigger._named("* * * * *", tz, "cron", "tz")  # a bad zone: ValueError naming tz=
     rules = frame["cron"]

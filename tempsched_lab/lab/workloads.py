@@ -319,7 +319,7 @@ def cron_fleet(
 
     Cron rules read the calendar: ``start`` (epoch seconds) places the virtual
     clock's 0 on a date, ``tz`` is the rules' time zone (see
-    :mod:`tempsched_lab.triggers`; needs ``pip install 'tempsched-lab[cron]'``).
+    :mod:`tempsched_lab.core.triggers`; needs ``pip install 'tempsched-lab[cron]'``).
     The rules are checked here, so a bad one fails before any run.
 
     >>> w = cron_fleet(tasks=2, horizon=3600.0, seed=0, rules=["*/5 * * * *"])
@@ -328,7 +328,7 @@ def cron_fleet(
     """
     import numpy as np
 
-    from ..triggers import CronTrigger
+    from ..core.triggers import CronTrigger
 
     tasks = _count("tasks", tasks, minimum=1)
     horizon = _number("horizon", horizon, positive=True)

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure, SubFigure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.text import Text
 
-from ..timescale import TimeScale
+from ..time.scale import TimeScale
 from .colors import NEUTRAL
 from .style import FONT
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..decision import Case
-from ..rowkinds import Kind
-from ..timescale import TimeScale, time_scale_of
+from ..core.decision import Case
+from ..log.kinds import Kind
+from ..time.scale import TimeScale, time_scale_of
 
 __all__ = ["LogArrays", "as_frame", "task_runs", "time_unit"]
 
@@ -103,7 +103,7 @@ class LogArrays:
         return cls(n, cols, time_scale_of(frame))
 
     def kind_is(self, *kinds: Kind) -> np.ndarray:
-        """Boolean mask of the rows of these kinds (:class:`~tempsched_lab.rowkinds.Kind`)."""
+        """Boolean mask of the rows of these kinds (:class:`~tempsched_lab.log.kinds.Kind`)."""
         kind = self.cols["kind"]
         mask = kind == kinds[0]
         for k in kinds[1:]:

@@ -33,12 +33,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..clock import VirtualClock
-from ..decision import Case
-from ..queues import QueueSnapshot, make_queue
-from ..replay import replay_snapshot
-from ..scheduler import PastTimeError, Scheduler
-from ..timescale import time_scale_of
+from ..core.decision import Case
+from ..core.queues import QueueSnapshot, make_queue
+from ..core.scheduler import PastTimeError, Scheduler
+from ..reading.replay import replay_snapshot
+from ..time.clock import VirtualClock
+from ..time.scale import time_scale_of
 from ._axes import root_figure
 from .depth import plot_queue_depth
 from .designs import picture_of, plot_queue, queue_designs

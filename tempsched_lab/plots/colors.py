@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ..decision import Case
-from ..rowkinds import Kind
+from ..core.decision import Case
+from ..log.kinds import Kind
 
 __all__ = [
     "CASE_COLORS",

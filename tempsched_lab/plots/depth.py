@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
-from ..timescale import TimeScale
+from ..time.scale import TimeScale
 from ._axes import FONT, axes_or_new, set_title, show_message, time_axis
 from ._data import LogArrays
 from ._legend import Section, add_legend

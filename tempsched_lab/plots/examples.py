@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..clock import VirtualClock
+from ..core.scheduler import Scheduler
 from ..scenarios import (
     SimulatedWorker,
     _fail_after,
@@ -28,7 +28,7 @@ from ..scenarios import (
     schedule_demo,
     takes,
 )
-from ..scheduler import Scheduler
+from ..time.clock import VirtualClock
 
 if TYPE_CHECKING:
     import pandas as pd

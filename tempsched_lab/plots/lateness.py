@@ -8,8 +8,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
-from ..rowkinds import Kind
-from ..timescale import fmt_duration
+from ..log.kinds import Kind
+from ..time.scale import fmt_duration
 from ._axes import FONT, axes_or_new, set_title, show_message
 from ._data import LogArrays, time_unit
 from .colors import MEASURE_COLORS, NEUTRAL

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from matplotlib.figure import Figure
 
-from ..rowkinds import Kind
+from ..log.kinds import Kind
 from ._axes import LAID_OUT, count_of, new_figure
 from ._data import LogArrays, as_frame
 from .depth import plot_queue_depth

@@ -1,4 +1,4 @@
-"""The 8-case decision tree as a flowchart, drawn from :data:`tempsched_lab.decision.TREE`."""
+"""The 8-case decision tree as a flowchart, drawn from :data:`tempsched_lab.core.decision.TREE`."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from matplotlib.patches import FancyBboxPatch, Patch
 from matplotlib.patheffects import Normal, Stroke, withStroke
 from matplotlib.transforms import Affine2D
 
-from ..analysis import case_counts
-from ..decision import TREE, Case, Decision
+from ..core.decision import TREE, Case, Decision
+from ..reading.analysis import case_counts
 from ._axes import FONT, axes_or_new, axes_size_pt, set_title
 from ._data import as_frame
 from ._legend import Section, add_legend
@@ -242,7 +242,7 @@ def plot_decision_tree(
 ) -> Axes:
     """Draw the decision tree every ``schedule()`` request walks, cases 1-8 as leaves.
 
-    Question boxes come from :data:`~tempsched_lab.decision.TREE`, so the
+    Question boxes come from :data:`~tempsched_lab.core.decision.TREE`, so the
     drawing always matches the code. Edges are labelled yes/no. Given a
     :class:`~tempsched_lab.Decision` (or a :class:`~tempsched_lab.Case`, or its
     number), the path to its case is highlighted: thick edges and box outlines

@@ -1,6 +1,6 @@
 """Follow a log's spill directory: its segments in ``seq`` order as they appear, gaps named.
 
-A spill directory (``EventLog(spill=...)``, see :mod:`tempsched_lab.logfiles.spill`)
+A spill directory (``EventLog(spill=...)``, see :mod:`tempsched_lab.log.files.spill`)
 gets a new Parquet segment each time the log writes a chunk, atomically (a hidden
 temporary name, then a rename). :func:`attach_dir` reads the segments written so
 far with the checks :func:`~tempsched_lab.read_log` makes (each segment's number,
@@ -12,7 +12,7 @@ the one before the next segment's first.
 
 >>> import tempfile
 >>> from tempsched_lab import Scheduler, VirtualClock
->>> from tempsched_lab.logfiles import SegmentWriter
+>>> from tempsched_lab.log.files import SegmentWriter
 >>> s = Scheduler(VirtualClock())
 >>> for i in range(5):
 ...     _ = s.schedule(print, at=1.0 + i)
@@ -33,9 +33,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..logfiles.errors import LogFileError
-from ..logfiles.parquetfile import read_parquet_log
-from ..logfiles.spill import _SEGMENT, RESERVED, _incomplete, _read_manifest, segment_name
+from ..log.files.errors import LogFileError
+from ..log.files.parquetfile import read_parquet_log
+from ..log.files.spill import _SEGMENT, RESERVED, _incomplete, _read_manifest, segment_name
 from .link import Link
 from .mirror import RemoteScheduler
 
@@ -62,7 +62,7 @@ def attach_dir(
     the same for every design).
 
     A directory that is no spill directory (no manifest, no segment) raises
-    :class:`~tempsched_lab.logfiles.LogFileError` naming it.
+    :class:`~tempsched_lab.log.files.LogFileError` naming it.
     """
     directory = Path(os.fspath(path))
     if not directory.is_dir():
@@ -215,7 +215,7 @@ class DirectoryFeed:
 
 def _first_seq(directory: Path) -> int:
     """The seq of the directory's first row: its reservation's ``first_seq`` (a run of a
-    :class:`~tempsched_lab.logfiles.Lineage` after the first), else 0."""
+    :class:`~tempsched_lab.log.files.Lineage` after the first), else 0."""
     try:
         data = json.loads((directory / RESERVED).read_text(encoding="ascii"))
         first = data["first_seq"]

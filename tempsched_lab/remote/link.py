@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..timescale import TimeScale
+from ..time.scale import TimeScale
 
 __all__ = ["Gap", "Link", "LinkState"]
 

@@ -34,19 +34,19 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..log import EventLog
-from ..moment import Moment
-from ..replay import Replayer
-from ..rowkinds import Kind
-from ..task import CancelResult, TaskView
-from ..timescale import TimeScale
+from ..core.moment import Moment
+from ..core.task import CancelResult, TaskView
+from ..log.eventlog import EventLog
+from ..log.kinds import Kind
+from ..reading.replay import Replayer
+from ..time.scale import TimeScale
 from .link import Gap, Link
 from .rows import Row, frame_rows, json_row
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..queues import TimerQueue
+    from ..core.queues import TimerQueue
 
 __all__ = ["MirrorClock", "ReadOnlyMirrorError", "RemoteScheduler"]
 
@@ -206,7 +206,7 @@ class RemoteScheduler:
 
     def history(self) -> pd.DataFrame:
         """Every row the mirror holds, across its gaps, as one frame (gaps in ``attrs["gaps"]``)."""
-        from ..logfiles.frames import concat_frames
+        from ..log.files.normalize import concat_frames
 
         frames = [log.to_frame() for log in [*self.earlier, self.log]]
         out = concat_frames(frames)

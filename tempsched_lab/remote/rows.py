@@ -2,15 +2,15 @@
 
 The mirror of a served scheduler keeps its rows in an ordinary
 :class:`~tempsched_lab.EventLog`, so its frames are built by the same code as the
-service's own. :func:`stored_row` is :func:`~tempsched_lab.log.row_dict` read
+service's own. :func:`stored_row` is :func:`~tempsched_lab.log.eventlog.row_dict` read
 backwards: a row as a dict of columns (missing values as ``None``, NaN or ``pd.NA``)
-becomes the tuple laid out as :data:`~tempsched_lab.schema.LAYOUTS` says. Values
+becomes the tuple laid out as :data:`~tempsched_lab.log.schema.LAYOUTS` says. Values
 come back bit for bit: the one field that is not a column (a start row's dispatch
 time) is ``t - queue_delay``, exact because the delay was ``t - dispatched`` of
 two floats on the same scale.
 
 >>> from tempsched_lab import Scheduler, VirtualClock
->>> from tempsched_lab.log import row_dict
+>>> from tempsched_lab.log.eventlog import row_dict
 >>> s = Scheduler(VirtualClock())
 >>> _ = s.schedule(print, at=1.0, label="hi")
 >>> row = s.log.rows()[0]
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..schema import COMMON, KIND_CODE, LAYOUTS, ORIGINS
+from ..log.schema import COMMON, KIND_CODE, LAYOUTS, ORIGINS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,7 +89,7 @@ def json_row(obj: Mapping[str, Any], time_origin: float) -> Row:
     Row by row, without a DataFrame: ``wire.rows_from_json`` builds a typed frame, ~100 ms
     for a batch of 10 rows on this machine under load, against ~0.1 ms here.
     """
-    from ..logfiles.timecols import CLOCK_TIMES
+    from ..log.files.timecols import CLOCK_TIMES
 
     row = dict(obj)
     for name in CLOCK_TIMES:

@@ -24,8 +24,8 @@ import socket
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ..core.task import CancelResult
 from ..serve.wire import moment_from_json
-from ..task import CancelResult
 from .link import Link
 from .mirror import RemoteScheduler
 

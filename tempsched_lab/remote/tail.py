@@ -1,7 +1,7 @@
 """``tempsched-lab tail URL_OR_DIR``: a served scheduler's (or a spill's) rows as they come.
 
 One line per row, the sentence the dashboard's log panel shows (the lines of
-:class:`~tempsched_lab.narration.Narrator`, every row said), and one line per
+:class:`~tempsched_lab.reading.narration.Narrator`, every row said), and one line per
 change of the link (``-- reconnecting ...``, ``-- rows 120..180 (61 rows) are
 missing: ...``, ``-- closed: ...``), like ``tail -f``. Lines are written from the
 calling thread only; the feed's thread never prints.
@@ -18,8 +18,8 @@ from .link import Link
 from .mirror import RemoteScheduler
 
 if TYPE_CHECKING:
-    from ..log import EventLog
-    from ..narration import Narrator
+    from ..log.eventlog import EventLog
+    from ..reading.narration import Narrator
 
 __all__ = ["open_source", "tail"]
 
@@ -58,7 +58,9 @@ def tail(
 
     Returns the rows said.
     """
-    from ..narration import Narrator  # the teaching layer's lines (loaded by the CLI anyway)
+    from ..reading.narration import (
+        Narrator,  # the teaching layer's lines (loaded by the CLI anyway)
+    )
 
     stop = stop if stop is not None else threading.Event()
     scale = mirror.time_scale

@@ -28,7 +28,7 @@ the scheduler is busy the streams share a CPU-time budget (:class:`~.budget.Read
 ``share``), lagging and then catching up rather than taking its throughput.
 
 **One log across restarts.** A scheduler that spills into a
-:class:`~tempsched_lab.logfiles.Lineage` run keeps its lineage's ``log_id``; the reader
+:class:`~tempsched_lab.log.files.Lineage` run keeps its lineage's ``log_id``; the reader
 serves the earlier runs' segments too and names the rows between runs that exist nowhere.
 """
 
@@ -52,15 +52,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..clock import VirtualClock
-from ..logfiles.lineage import Lineage
+from ..log.files.lineage import Lineage
+from ..time.clock import VirtualClock
 from .budget import SHARE, ReaderBudget
 from .guard import Guard, check_token, install_redactor
 from .reader import Batch, LogReader
 from .wire import COLUMN_NAMES, SCHEMA_VERSION, dumps_rows, moment_to_json
 
 if TYPE_CHECKING:
-    from ..scheduler import Scheduler
+    from ..core.scheduler import Scheduler
 
 __all__ = ["Feed", "asgi_app"]
 
@@ -251,7 +251,7 @@ async def rows_route(request: Request) -> Response:
 def _arrow_schema(feed: Feed) -> Any:
     import pyarrow as pa
 
-    from ..schema import COLUMNS
+    from ..log.schema import COLUMNS
 
     types = {
         "seq": pa.int64(),

@@ -6,7 +6,7 @@ Run it as a process of its own (the way a real service runs)::
 
 It prints the feed's URL as its **first stdout line** (``http://127.0.0.1:PORT/scheduler``;
 the routes are that URL + ``/v1/...``) and, with ``--spill``, ``spill <directory>`` as the
-second: ``DIR`` is a :class:`~tempsched_lab.logfiles.Lineage`, each run spills to a new
+second: ``DIR`` is a :class:`~tempsched_lab.log.files.Lineage`, each run spills to a new
 ``DIR/run-NNN`` and **continues the same log** (its rows numbered after the previous
 run's, the same ``log_id``), so a reader of a restarted service resumes where it was, and
 the rows a killed process never wrote are one named gap. Its scheduler does what
@@ -44,8 +44,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from ..core.scheduler import Scheduler
 from ..restarts import continuing_scheduler
-from ..scheduler import Scheduler
 from .app import Feed, asgi_app
 from .budget import SHARE
 from .server import _ThreadServer, bind_socket, url_host

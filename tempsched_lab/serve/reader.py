@@ -31,8 +31,8 @@ from .wire import frame_to_json, row_to_json
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..log import EventLog
-    from ..logfiles.lineage import Lineage
+    from ..log.eventlog import EventLog
+    from ..log.files.lineage import Lineage
 
 __all__ = ["Batch", "Gap", "LogReader"]
 
@@ -227,8 +227,8 @@ class LogReader:
     # -- the spill directory --------------------------------------------------------------
     def _index(self) -> list[_Segment]:
         """The segments on disk, by number (new ones read from their footers, once each)."""
-        from ..logfiles.meta import parse_metadata
-        from ..logfiles.parquetfile import KEY, pyarrow_parquet
+        from ..log.files.meta import parse_metadata
+        from ..log.files.parquetfile import KEY, pyarrow_parquet
 
         pq = pyarrow_parquet()
         names: dict[Path, int] = {}
@@ -263,7 +263,7 @@ class LogReader:
 
     @staticmethod
     def _segment(seg: _Segment) -> pd.DataFrame | None:
-        from ..logfiles.parquetfile import read_parquet_log
+        from ..log.files.parquetfile import read_parquet_log
 
         try:
             frame, _ = read_parquet_log(seg.path, f"{seg.path.name}")

@@ -24,7 +24,7 @@ from .app import Feed, asgi_app
 from .guard import is_loopback
 
 if TYPE_CHECKING:
-    from ..scheduler import Scheduler
+    from ..core.scheduler import Scheduler
 
 __all__ = ["ServerHandle", "bind_socket", "serve", "url_host"]
 

@@ -36,13 +36,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
-from ..logfiles.meta import FORMAT_VERSION
-from ..logfiles.timecols import CLOCK_TIMES
-from ..moment import Moment
-from ..queues.base import QueueSnapshot, QueueState
-from ..schema import COLUMNS
-from ..task import TaskView
-from ..timescale import TimeScale
+from ..core.moment import Moment
+from ..core.queues.base import QueueSnapshot, QueueState
+from ..core.task import TaskView
+from ..log.files.meta import FORMAT_VERSION
+from ..log.files.timecols import CLOCK_TIMES
+from ..log.schema import COLUMNS
+from ..time.scale import TimeScale
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -303,7 +303,8 @@ def moment_from_json(data: Mapping[str, Any]) -> Moment:
 
 # -- rows -------------------------------------------------------------------------------
 def row_to_json(row: Mapping[str, Any], time_origin: float) -> dict[str, Any]:
-    """One row of ``EventLog.rows()`` (a :func:`~tempsched_lab.log.row_dict`) as a row object.
+    """One row of ``EventLog.rows()`` as a row object
+    (a :func:`~tempsched_lab.log.eventlog.row_dict`).
 
     Keys in :data:`COLUMN_NAMES` order; clock times as seconds since ``time_origin``;
     missing values (``None``, NaN) as ``None``; ``kind``/``origin``/``label``/... as text,
@@ -410,7 +411,7 @@ def rows_from_json(
     """
     import pandas as pd
 
-    from ..logframe import typed_frame
+    from ..log.frame import typed_frame
 
     records = list(rows)
     data: dict[str, list[Any]] = {name: [] for name in COLUMN_NAMES}

@@ -34,7 +34,7 @@ from matplotlib.text import Text
 
 from ..plots import case_color as plots_case_color
 from ..plots.style import rc_params, type_scale
-from ..timescale import fmt_duration
+from ..time.scale import fmt_duration
 from ._style import (
     MIN_PX,
     ZOOM,
@@ -48,7 +48,7 @@ from ._style import (
 from .scene import LogSource, Scene
 
 if TYPE_CHECKING:
-    from ..scheduler import Scheduler
+    from ..core.scheduler import Scheduler
 
 __all__ = [
     "MIN_TEXT_PX",

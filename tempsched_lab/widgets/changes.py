@@ -22,13 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..log.kinds import Kind
 from ..plots.colors import ENTRY_FILL, HEAD_EDGE, HEAD_FILL, NEUTRAL, case_edge
-from ..rowkinds import Kind
 from ._base import esc
 
 if TYPE_CHECKING:
-    from ..queues import QueueSnapshot, QueueState
-    from ..timescale import TimeScale
+    from ..core.queues import QueueSnapshot, QueueState
+    from ..time.scale import TimeScale
 
 __all__ = ["QueueChange", "queue_change", "queue_strip_html"]
 

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..clock import VirtualClock
-from ..decision import Case, Decision
-from ..scheduler import PastTimeError, SchedulerClosedError
-from ..task import CancelResult
-from ..timescale import TimeScale
+from ..core.decision import Case, Decision
+from ..core.scheduler import PastTimeError, SchedulerClosedError
+from ..core.task import CancelResult
+from ..time.clock import VirtualClock
+from ..time.scale import TimeScale
 from ._base import Panel, Part, esc, fmt_countdown, stamp
 from ._style import FIELD_CLASS
 from .panels import register_panel
 
 if TYPE_CHECKING:
-    from ..scheduler import Scheduler
+    from ..core.scheduler import Scheduler
     from .scene import LogSource, Scene
 
 __all__ = [

@@ -41,7 +41,7 @@ from .refresher import Refresher
 from .scene import LogSource
 
 if TYPE_CHECKING:
-    from ..scheduler import Scheduler
+    from ..core.scheduler import Scheduler
 
 __all__ = ["DEFAULT_PANELS", "PANELS", "Dashboard", "static_html"]
 

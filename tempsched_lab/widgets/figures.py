@@ -19,9 +19,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from ..decision import Case
+from ..core.decision import Case
+from ..log.kinds import Kind
 from ..plots import plot_decision_tree, plot_timeline
-from ..rowkinds import Kind
 from ._base import DPI, FigureRenderer, Panel, Part, esc, image_widget, png_size, scroller, stamp
 from ._style import PROJECTOR
 from .pagewatch import in_voila
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
-    from ..scheduler import Scheduler
+    from ..core.scheduler import Scheduler
     from .scene import LogSource, Scene
 
 __all__ = ["DecisionTreePanel", "TimelinePanel", "case_counts_of", "last_decision"]

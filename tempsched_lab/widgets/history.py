@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..decision import Case
-from ..queues import QueueState, TimerQueue, make_queue
-from ..replay import Replayer
-from ..rowkinds import Kind
-from ..sentences import describe_row, row_float, row_int, row_text
-from ..timescale import TimeScale
+from ..core.decision import Case
+from ..core.queues import QueueState, TimerQueue, make_queue
+from ..log.kinds import Kind
+from ..reading.replay import Replayer
+from ..reading.sentences import describe_row, row_float, row_int, row_text
+from ..time.scale import TimeScale
 from ._base import Panel, Part, esc, image_widget, scroller, stamp
 from .changes import QueueChange, queue_change, queue_strip_html
 from .panels import register_panel
@@ -22,7 +22,7 @@ from .queue import picture_size, queue_picture, queue_table_html, shows_picture
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..scheduler import Scheduler
+    from ..core.scheduler import Scheduler
     from .scene import LogSource, Scene
 
 __all__ = ["HistoryPanel"]

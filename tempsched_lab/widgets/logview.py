@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 import pandas as pd
 
-from ..decision import Case
+from ..core.decision import Case
+from ..log.schema import KINDS
 from ..plots.colors import KIND_FILL
-from ..schema import KINDS
-from ..sentences import describe_row, row_float, row_int, row_text
-from ..timescale import TimeScale, time_scale_of
+from ..reading.sentences import describe_row, row_float, row_int, row_text
+from ..time.scale import TimeScale, time_scale_of
 from ._base import TABLE_STYLE, Panel, Part, case_color, esc, stamp
 from .panels import register_panel
 
 if TYPE_CHECKING:
-    from ..scheduler import Scheduler
+    from ..core.scheduler import Scheduler
     from .scene import LogSource, Scene
 
 __all__ = ["LogPanel", "describe_row", "log_table_html"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..plots.designs import PICTURES, picture_of, plot_queue
-from ..timescale import TimeScale
+from ..time.scale import TimeScale
 from ._base import (
     DPI,
     TABLE_STYLE,
@@ -24,8 +24,8 @@ from ._base import (
 from .panels import register_panel
 
 if TYPE_CHECKING:
-    from ..queues import QueueSnapshot
-    from ..scheduler import Scheduler
+    from ..core.queues import QueueSnapshot
+    from ..core.scheduler import Scheduler
     from .scene import LogSource, Scene
 
 __all__ = [

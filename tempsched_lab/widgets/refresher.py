@@ -35,7 +35,7 @@ from .pagewatch import PageWatch
 from .scene import LogSource, Scene
 
 if TYPE_CHECKING:
-    from ..scheduler import Scheduler
+    from ..core.scheduler import Scheduler
 
 __all__ = ["Refresher", "active_refresher"]
 

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..decision import Case
+from ..core.decision import Case
 
 if TYPE_CHECKING:
-    from ..moment import Moment
-    from ..queues import QueueSnapshot
-    from ..scheduler import Scheduler
-    from ..timescale import TimeScale
+    from ..core.moment import Moment
+    from ..core.queues import QueueSnapshot
+    from ..core.scheduler import Scheduler
+    from ..time.scale import TimeScale
 
 __all__ = ["LogSource", "Scene", "last_decision"]
 

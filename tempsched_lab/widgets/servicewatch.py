@@ -1,7 +1,7 @@
 """A dashboard of a served scheduler that follows the service across its restarts.
 
 A :class:`~tempsched_lab.remote.RemoteScheduler` mirrors one log. A service that
-spills to a :class:`~tempsched_lab.logfiles.Lineage` (the example service does)
+spills to a :class:`~tempsched_lab.log.files.Lineage` (the example service does)
 continues the same log when it is killed and started again: the same mirror resumes,
 and its dashboard's banner names the rows lost with the killed process (a gap), so
 the watch keeps its dashboard. A service without one comes back with a **new** log
@@ -29,7 +29,7 @@ from ..remote.link import Link
 from .dashboard import Dashboard
 
 if TYPE_CHECKING:
-    from ..scheduler import Scheduler
+    from ..core.scheduler import Scheduler
 
 __all__ = ["ServiceWatch"]
 

@@ -31,10 +31,10 @@ from typing import Any
 import ipywidgets as W
 import traitlets
 
-from ..clock import VirtualClock
+from ..core.scheduler import Scheduler
 from ..plots.designs import queue_designs
 from ..scenarios import SimulatedWorker, run_simulation
-from ..scheduler import Scheduler
+from ..time.clock import VirtualClock
 from ._base import Panel
 from ._style import check_scale, off_page, on_page, projector_toggle, resolve_scale, show_scale
 from .dashboard import Dashboard
@@ -71,7 +71,7 @@ class SideBySide:
     Args:
         scenario: ``scenario(scheduler)`` makes the requests; called once per side.
         designs: one queue design per side, by name (the queue registry's:
-            :data:`tempsched_lab.queues.DESIGNS`).
+            :data:`tempsched_lab.core.queues.DESIGNS`).
         executors: one executor per side (e.g. ``None`` and a
             :class:`~tempsched_lab.scenarios.SimulatedWorker`); defaults to the
             scheduler's default on every side. Sides are as many as the longer

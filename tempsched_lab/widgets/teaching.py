@@ -31,17 +31,17 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..decision import TREE, Case, Decision
+from ..core.decision import TREE, Case, Decision
+from ..core.scheduler import PastTimeError, SchedulerClosedError
 from ..plots.colors import case_color, text_color_on
-from ..scheduler import PastTimeError, SchedulerClosedError
 from ._base import Panel, Part, esc, stamp
 from .controls import demo_task
 from .panels import register_panel
 
 if TYPE_CHECKING:
-    from ..queues import QueueState
-    from ..scheduler import Scheduler
-    from ..timescale import TimeScale
+    from ..core.queues import QueueState
+    from ..core.scheduler import Scheduler
+    from ..time.scale import TimeScale
     from .scene import LogSource, Scene
 
 __all__ = ["PredictPanel", "Request", "craft_request", "path_text"]
@@ -78,7 +78,7 @@ def craft_request(
     ``known`` maps pending task IDs to the requests that made them (only those
     can be repeated exactly: cases 5 and 7); ``serial`` makes fresh arguments.
 
-    >>> from tempsched_lab.queues import QueueState
+    >>> from tempsched_lab.core.queues import QueueState
     >>> empty = QueueState(head_time=None, head=(), points=())
     >>> craft_request(empty, 0.0, {}, random.Random(0), 1).intended in (1, 2)
     True

@@ -16,7 +16,7 @@ dup     int32   for a duplicate request: the task it matched (-1: none)
 label   int32   index into the label table (-1: none)
 lane    uint16  index into the lane table: the executor thread of a start
                 row, the worker of a finish/error row (65535: none)
-kind    uint8   :data:`~tempsched_lab.schema.KINDS` code
+kind    uint8   :data:`~tempsched_lab.log.schema.KINDS` code
 case    int8    decision case 1-8 (0: none)
 flags   uint8   :data:`FLAGS` bits (a cancel that removed the task, ...)
 ====== ======= =====================================================
@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..rowkinds import Kind
-from ..schema import KIND_CODE
+from ..log.kinds import Kind
+from ..log.schema import KIND_CODE
 
 __all__ = ["BYTES_PER_ROW", "COLUMNS", "FLAGS", "NO_LANE", "TimelineFeed", "decode"]
 

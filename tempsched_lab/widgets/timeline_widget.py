@@ -43,19 +43,19 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as T
 
-from ..decision import Case
+from ..core.decision import Case
+from ..log.kinds import Kind
+from ..log.schema import KINDS
 from ..plots.colors import CASE_COLORS, NEUTRAL, OUTCOME_COLORS
 from ..plots.timeline.marks import MARKS
-from ..rowkinds import Kind
-from ..schema import KINDS
-from ..sentences import describe_row
-from ..timescale import fmt_duration
+from ..reading.sentences import describe_row
+from ..time.scale import fmt_duration
 from ._style import check_scale, on_page, resolve_scale
 from .timeline_feed import FLAGS, NO_LANE, TimelineFeed
 
 if TYPE_CHECKING:
-    from ..scheduler import Scheduler
-    from ..timescale import TimeScale
+    from ..core.scheduler import Scheduler
+    from ..time.scale import TimeScale
 
 __all__ = ["MAX_BATCH", "TimelineWidget", "mark_table", "palette"]
 

@@ -1,9 +1,9 @@
-"""Pictures of the queue designs, one module each (mirroring :mod:`tempsched_lab.queues`).
+"""Pictures of the queue designs, one module each (mirroring :mod:`tempsched_lab.core.queues`).
 
-Each takes a :class:`~tempsched_lab.queues.QueueSnapshot`: from a live scheduler
+Each takes a :class:`~tempsched_lab.core.queues.QueueSnapshot`: from a live scheduler
 (``scheduler.snapshot()``, or the scheduler itself), a queue (``queue.snapshot()``)
 or a log at any row (:func:`tempsched_lab.replay_snapshot`). Times are written
-in the time language (:mod:`tempsched_lab.timescale`); big queues are summarised
+in the time language (:mod:`tempsched_lab.time.scale`); big queues are summarised
 rather than drawn task by task. Each picture is registered once, under its
 design's name (:func:`design_picture`, :data:`PICTURES`), and found by that name
 by :func:`plot_queue`, the widgets and the figure catalog.

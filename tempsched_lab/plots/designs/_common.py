@@ -8,8 +8,8 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyBboxPatch
 
-from ...queues import QueueSnapshot
-from ...timescale import EPOCH_LIKE, TimeScale, time_scale_of
+from ...core.queues import QueueSnapshot
+from ...time.scale import EPOCH_LIKE, TimeScale, time_scale_of
 from .._axes import FONT, show_message
 from ..colors import NEUTRAL
 

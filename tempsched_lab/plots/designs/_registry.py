@@ -4,7 +4,7 @@ A picture is a function ``draw(snapshot, *, ax=None, time_scale=None,
 highlight=None, title=None, **options) -> Axes`` decorated with
 :func:`design_picture`, which records where the widgets show it (its size in a
 dashboard's half column, whether a panel shows it unasked). The design names
-are the queue registry's (:data:`tempsched_lab.queues.DESIGNS`): a picture for
+are the queue registry's (:data:`tempsched_lab.core.queues.DESIGNS`): a picture for
 a design that is not a queue design is refused. :func:`plot_queue
 <tempsched_lab.plots.plot_queue>`, the queue and history panels and the figure
 catalog all find pictures here, so a new design's picture is one decorated
@@ -35,7 +35,7 @@ _D = TypeVar("_D", bound=Draw)
 class DesignPicture:
     """How one queue design is drawn, and how the widgets show the picture."""
 
-    #: the design's name in :data:`tempsched_lab.queues.DESIGNS`
+    #: the design's name in :data:`tempsched_lab.core.queues.DESIGNS`
     design: str
     #: its name in words (figure names, headings): ``"sorted dict"``
     title: str
@@ -57,12 +57,13 @@ PICTURES: Mapping[str, DesignPicture] = MappingProxyType(_PICTURES)
 
 
 def queue_designs() -> tuple[str, ...]:
-    """The queue designs' names, from the queue registry (:data:`tempsched_lab.queues.DESIGNS`).
+    """The queue designs' names, from the queue registry
+    (:data:`tempsched_lab.core.queues.DESIGNS`).
 
     >>> "wheel" in queue_designs()
     True
     """
-    from ...queues import DESIGNS
+    from ...core.queues import DESIGNS
 
     return tuple(DESIGNS)
 
@@ -84,7 +85,7 @@ def design_picture(
     designs = queue_designs()
     if design not in designs:
         raise ValueError(
-            f"design={design!r}: not a queue design (tempsched_lab.queues.DESIGNS has "
+            f"design={design!r}: not a queue design (tempsched_lab.core.queues.DESIGNS has "
             f"{list(designs)})"
         )
     if design in _PICTURES:

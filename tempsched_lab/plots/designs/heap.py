@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import Circle
 
-from ...timescale import TimeScale
+from ...time.scale import TimeScale
 from .._axes import FONT, axes_or_new, axes_size_pt, count_of, set_title
 from ..colors import ENTRY_FILL, HEAD_EDGE, HEAD_FILL, NEUTRAL
 from ._common import (

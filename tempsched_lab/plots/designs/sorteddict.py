@@ -6,7 +6,7 @@ from typing import Any
 
 from matplotlib.axes import Axes
 
-from ...timescale import TimeScale
+from ...time.scale import TimeScale
 from .._axes import FONT, axes_or_new, axes_size_pt, count_of, set_title
 from ..colors import ENTRY_FILL, HEAD_EDGE, HEAD_FILL, NEUTRAL
 from ._common import box, empty, highlight_note, highlights_of, scale_of, snapshot_of, task_text

@@ -13,16 +13,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, Wedge
 from matplotlib.text import Text
 
-from ...timescale import EPOCH_LIKE, TimeScale
-from .._axes import (
-    FONT,
-    NOTE_GID,
-    axes_or_new,
-    count_of,
-    root_figure,
-    set_title,
-    short_duration,
-)
+from ...time.scale import EPOCH_LIKE, TimeScale
+from .._axes import FONT, NOTE_GID, axes_or_new, count_of, root_figure, set_title, short_duration
 from .._legend import Section, add_legend
 from ..colors import HEAD_EDGE, HEAD_FILL, NEUTRAL, TURN_COLORS
 from ._common import HIGHLIGHT_MARK, empty, highlight_note, highlights_of, scale_of, snapshot_of
@@ -109,7 +101,7 @@ def plot_wheel(
         The Axes drawn into.
 
     >>> from tempsched_lab import replay_snapshot
-    >>> from tempsched_lab.queues import TimingWheelQueue
+    >>> from tempsched_lab.core.queues import TimingWheelQueue
     >>> from tempsched_lab.plots import example_frame
     >>> wheel = TimingWheelQueue(slots=16, tick=0.1)
     >>> ax = plot_wheel(replay_snapshot(example_frame(), upto=13, queue=wheel))

@@ -15,8 +15,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
-from ...rowkinds import Kind
-from ...timescale import TimeScale
+from ...log.kinds import Kind
+from ...time.scale import TimeScale
 from .._axes import (
     FONT,
     axes_or_new,

@@ -18,8 +18,8 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.lines import Line2D
 
-from ...rowkinds import Kind
-from ...timescale import TimeScale
+from ...log.kinds import Kind
+from ...time.scale import TimeScale
 from .._axes import FONT, short_duration
 from .._data import LogArrays
 from ..colors import CASE_COLORS, NEUTRAL, OUTCOME_COLORS, case_color, text_color_on
