@@ -19,10 +19,13 @@ by the log, so they never import the scheduler).
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import math
 import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from .core.scheduler import Scheduler
@@ -50,13 +53,41 @@ def continuing_scheduler(
     for name in ("log_spill", "log_first_seq"):
         if name in options:
             raise TypeError(f"{name}=: the lineage sets it (the next run-NNN directory)")
+    _check_option_names(clock, options)  # before anything is created on disk
     lineage = root if isinstance(root, Lineage) else Lineage.open(root)
+    directory, first, lock = lineage.next_run()  # the root's lock, held by the new log
     previous = lineage.runs[-1] if lineage.runs else None
-    directory, first = lineage.next_run()
-    scheduler = Scheduler(clock, log_spill=directory, log_first_seq=first, **options)
+    try:
+        scheduler = Scheduler(clock, log_spill=directory, log_first_seq=first, **options)
+    except BaseException:
+        # a value the scheduler refused: leave no run directory behind (only the files its
+        # log had begun, nothing any process wrote rows to), then let the root go
+        _remove_unused_run(directory)
+        lock.release()
+        raise
+    scheduler.log.hold_until_closed(lock)
     if previous is not None:
         write_restarted_row(scheduler, first, restart_detail(previous))
     return scheduler
+
+
+def _check_option_names(clock: Any, options: dict[str, Any]) -> None:
+    """A ``TypeError`` naming an option :class:`Scheduler` does not take."""
+    try:
+        inspect.signature(Scheduler).bind(clock, **options)
+    except TypeError as exc:
+        known = sorted(inspect.signature(Scheduler).parameters)
+        raise TypeError(f"continuing_scheduler: {exc}; Scheduler takes {known}") from None
+
+
+def _remove_unused_run(directory: Path) -> None:
+    """Remove a run directory made a moment ago whose log never started (no segment)."""
+    from .log.files.spill import MANIFEST, RESERVED
+
+    with contextlib.suppress(OSError):
+        for name in (MANIFEST, RESERVED, RESERVED + ".tmp"):
+            (directory / name).unlink(missing_ok=True)
+        directory.rmdir()  # (fails, and keeps it, if anything else is in it)
 
 
 def write_restarted_row(scheduler: Scheduler, first: int, detail: str) -> None:

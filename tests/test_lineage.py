@@ -64,7 +64,15 @@ def _killed_run(root: Path, rows: int) -> Scheduler:
     assert first.log.flush()
     for i in range(7):  # in memory only: lost with the process
         first.schedule(_noop, delay=100 + i)
+    _die(first)
     return first
+
+
+def _die(scheduler: Scheduler) -> None:
+    """What the OS does for a killed process: its spill root's lock is let go (its log
+    stays open, its rows after the last flush only in its memory)."""
+    lock = scheduler.log._spill.root_lock  # type: ignore[union-attr]
+    lock.release()
 
 
 def test_a_restarted_run_starts_after_the_reservation_and_names_the_gap(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ import math
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -218,8 +219,11 @@ class _Spill:
         self.failures = 0
         #: set when this copy of the log must never write (a child process after fork)
         self.refused: str | None = None
+        #: the spill root's lock (a :class:`~.files.rootlock.RootLock`), released at close
+        self.root_lock: Any = None
         self._reported = False
         self._lock = threading.Lock()
+        _spills.add(self)
 
     @property
     def unwritten(self) -> int:
@@ -295,12 +299,21 @@ class _Spill:
         refuses), with a warning. If a write is still under way at ``deadline``, the
         directory stays open (it claims nothing), with a warning. True if complete.
         """
+        if self.refused is not None:
+            return False
+        try:
+            return self._close(recorded, deadline)
+        finally:
+            # the log's life ends here: the root may hold the next process's run
+            lock, self.root_lock = self.root_lock, None
+            if lock is not None:
+                lock.release()
+
+    def _close(self, recorded: int, deadline: float | None) -> bool:
         import warnings
 
         from .files import IncompleteLogWarning
 
-        if self.refused is not None:
-            return False
         ok = self.drain(report=True, deadline=deadline)
         timeout = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
         if not self._lock.acquire(timeout=timeout):
@@ -309,7 +322,7 @@ class _Spill:
                 f"write was still under way; {recorded - self.written:,} rows (seq "
                 f"{self.written}..{recorded - 1}) are not on disk (log.history() has them)",
                 IncompleteLogWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
             return False
         try:
@@ -329,7 +342,7 @@ class _Spill:
                 f"rows seq {written}..{recorded - 1} ({recorded - written:,} rows) could not be "
                 f"written ({reason}); log.history() still has them in memory",
                 IncompleteLogWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
             return False
         return True
@@ -337,6 +350,18 @@ class _Spill:
     def refuse(self, reason: str) -> None:
         """Never write again (a forked copy of the log: the parent owns the directory)."""
         self.refused = reason
+
+    def _forked(self) -> None:
+        """In a child of ``os.fork()``: fresh locks (a thread of the parent, such as the
+        compactor writing a segment, may have held them at the fork, and never lets go
+        here) and no writing: the parent owns the directory and its root's lock."""
+        self._lock = threading.Lock()
+        self.writer._lock = threading.Lock()
+        self.root_lock = None  # (the lock's own fork hook closed the child's copy)
+        self.refuse(
+            f"this is a copy of the log in process {os.getpid()}, made by os.fork(); "
+            f"the parent process writes {self.directory}"
+        )
 
     def reserve(self, bound: int) -> None:
         """Say on disk that no row has a ``seq`` at or beyond ``bound`` yet (scheduler's lock held).
@@ -360,6 +385,19 @@ class _Spill:
             self.reserve_error = exc
             return
         self.reserved, self.reserve_error = bound, None
+
+
+#: Every spill of this process, for the fork hook (weakly: a spill lives with its log).
+_spills: weakref.WeakSet[_Spill] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for spill in list(_spills):
+        spill._forked()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def row_dict(seq: int, row: Row) -> dict[str, Any]:
@@ -934,6 +972,17 @@ class EventLog:
             self._seal()
             recorded = self._seq
         return self._spill.close(recorded, deadline)
+
+    def hold_until_closed(self, lock: Any) -> None:
+        """Keep ``lock`` (anything with ``release()``: a spill root's
+        :class:`~tempsched_lab.log.files.rootlock.RootLock`) until the spill directory
+        closes, then release it (:func:`~tempsched_lab.restarts.continuing_scheduler` hands
+        over its root's lock). Without a spill directory it is released now.
+        """
+        if self._spill is None:
+            lock.release()
+            return
+        self._spill.root_lock = lock
 
     def history(self) -> pd.DataFrame:
         """Every row ever recorded: the spill directory's segments, then what is in memory.

@@ -46,6 +46,7 @@ from typing import Any
 
 from .errors import LogFileError
 from .meta import parse_metadata
+from .rootlock import RootLock
 from .spill import MANIFEST, RESERVED
 
 __all__ = ["LINEAGE", "Lineage", "LineageGap", "Run"]
@@ -161,16 +162,30 @@ class Lineage:
                 out.append(LineageGap(run.on_disk, run.end - 1, run.why))
         return out
 
-    def next_run(self) -> tuple[Path, int]:
-        """Create the next run's directory; returns it and the seq its first row gets."""
-        start = self.next_seq
-        for number in range((self.runs[-1].number if self.runs else 0) + 1, 100_000):
-            path = self.root / _run_name(number)
-            try:
-                path.mkdir()
-            except FileExistsError:
-                continue
-            return path, start
+    def next_run(self) -> tuple[Path, int, RootLock]:
+        """Take the root's lock, then create the next run's directory.
+
+        Returns the directory, the seq its first row gets and the lock, which the new
+        run's log holds until its spill directory closes (see :mod:`.rootlock`). The
+        runs are read again once the lock is held: what was read before may be stale.
+        Raises :class:`~.rootlock.SpillRootBusyError` naming the holder while another
+        live process (or another log of this one) holds the root.
+        """
+        lock = RootLock.acquire(self.root)
+        try:
+            self.runs = type(self)._read(self.root).runs
+            start = self.next_seq
+            for number in range((self.runs[-1].number if self.runs else 0) + 1, 100_000):
+                path = self.root / _run_name(number)
+                try:
+                    path.mkdir()
+                except FileExistsError:
+                    continue
+                return path, start, lock
+        except BaseException:
+            lock.release()
+            raise
+        lock.release()
         raise RuntimeError(f"{self.root}: no free run-NNN directory left")
 
 
