@@ -213,6 +213,9 @@ class _Spill:
         self.reserved = first_seq
         #: why the last reservation could not be written (``None`` while they succeed)
         self.reserve_error: OSError | None = None
+        #: the last reservation failure, in words (kept once it succeeds again)
+        self.reserve_failed = ""
+        self._reserve_reported = False
         #: why the oldest waiting chunk could not be written (``None`` while writes succeed)
         self.error: BaseException | None = None
         #: failed segment writes so far
@@ -257,6 +260,8 @@ class _Spill:
             resumed = report and failing and self.error is None
         finally:
             self._lock.release()
+        if report:
+            self._report_reservation()
         if news is not None:
             logger.error(
                 "cannot write the event log's segment to %s (%r): its rows stay in memory, "
@@ -268,6 +273,23 @@ class _Spill:
         if resumed:
             logger.warning("the event log's spill to %s resumed", self.directory)
         return ok
+
+    def _report_reservation(self) -> None:
+        """Say (once, at ERROR) that the reservation cannot be renewed, and when it can
+        again (not under the scheduler's lock: a logging handler may call into it)."""
+        failing = self.reserve_error is not None
+        if failing and not self._reserve_reported:
+            self._reserve_reported = True
+            logger.error(
+                "cannot renew the event log's seq reservation (%s): the log records no row "
+                "numbered past seq %d until it can (a restart after a kill would number "
+                "rows from there again); rows meanwhile are counted, and a row says how many",
+                self.reserve_failed,
+                self.reserved - 1,
+            )
+        elif not failing and self._reserve_reported:
+            self._reserve_reported = False
+            logger.warning("the event log's seq reservation in %s is renewed", self.directory)
 
     def _drain_locked(self, keep: int, deadline: float | None) -> bool:
         from .frame import compact_columns, frame_of
@@ -381,8 +403,9 @@ class _Spill:
             with open(tmp, "w", encoding="ascii") as file:
                 file.write(f'{{"first_seq": {self._first_seq}, "bound": {bound}}}\n')
             os.replace(tmp, self._reserved)
-        except OSError as exc:  # a full disk: the segments' writes say so too
+        except OSError as exc:  # a full disk: the log numbers no row past the old bound
             self.reserve_error = exc
+            self.reserve_failed = f"{self._reserved}: {type(exc).__name__}: {exc}"
             return
         self.reserved, self.reserve_error = bound, None
 
@@ -519,8 +542,12 @@ class EventLog:
         spill_interval: float | None = None,
         first_seq: int = 0,
     ) -> None:
-        if isinstance(first_seq, bool) or not isinstance(first_seq, int) or first_seq < 0:
-            raise ValueError(f"first_seq={first_seq!r}: expected a seq (an int >= 0)")
+        if (
+            isinstance(first_seq, bool)
+            or not isinstance(first_seq, int)
+            or not 0 <= first_seq < 2**63  # (an int64 column)
+        ):
+            raise ValueError(f"first_seq={first_seq!r}: expected a seq (an int, 0 to 2**63 - 1)")
         if max_rows is not None and (
             isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
         ):
@@ -566,6 +593,14 @@ class EventLog:
         #: rows in the tail before an append takes the slow path (0 while any tap or
         #: subscriber listens): one comparison per append covers both (see _fans)
         self._limit = self._chunk_size
+        #: while the seq reservation cannot be renewed: where rows go instead of being
+        #: numbered (see :meth:`_pause`), else ``None``
+        self._sink: FlatRows | None = None
+        #: rows not recorded while the reservation could not be renewed, counted so far
+        self._unrecorded = 0
+        #: rows not recorded in the pause under way, and the clock time it began
+        self._skipped = 0
+        self._paused_at = math.nan
         #: the recorder's way in (kept true by _renew_writer)
         self.writer = LogWriter()
         self._renew_writer()
@@ -573,6 +608,8 @@ class EventLog:
         self.tap_errors: list[BaseException] = []
         if self._spill is not None:
             self._spill.reserve(first_seq + self._chunk_size)
+            if self._spill.reserved <= first_seq:
+                self._pause(math.nan)
         if spill_interval is not None:
             # two ticks per interval: a row is sealed at the second tick that sees it
             compactor.every(self, spill_interval / 2)
@@ -790,6 +827,11 @@ class EventLog:
     def _renew_writer(self) -> None:
         """Make :attr:`writer` true again: the tail changed, or a tap came or went."""
         writer, tail = self.writer, self._tail
+        sink = self._sink
+        if sink is not None:  # rows are counted, not numbered (see _pause)
+            writer.kinds, writer.fields = sink.kinds, sink.fields
+            writer.room = self._chunk_size - len(sink)
+            return
         writer.kinds, writer.fields = tail.kinds, tail.fields
         # watched: settle() after every row, which hands it on
         writer.room = 1 if self._limit == 0 else self._limit - len(tail)
@@ -812,6 +854,10 @@ class EventLog:
     def settle(self) -> None:
         """The writer used up its room: hand the row on if anyone watches, seal the full
         chunk, and renew :attr:`writer`."""
+        if self._sink is not None:  # (once a chunk's worth of rows while paused)
+            self._count_skipped()
+            self._resume()
+            return
         if self._limit == 0:
             self._fan_out(self._seq - 1, self._tail.last())
         if len(self._tail) >= self._chunk_size:
@@ -842,6 +888,8 @@ class EventLog:
         self._trim()
         if spill is not None:
             spill.reserve(self._tail_first + self._chunk_size)  # the chunk that opens now
+            if spill.reserved <= self._tail_first and spill.refused is None:
+                self._pause(rows.last()[1])  # no number past the reservation: see _pause
             spill.seal(chunk)
             if spill.unwritten > spill.backlog and spill.error is None:
                 # Backpressure: rows come faster than the disk takes them. Writing the oldest
@@ -891,6 +939,68 @@ class EventLog:
         while backlog and (backlog[0].dropped or backlog[0].compact is not None):
             backlog.popleft()
 
+    def _pause(self, t: float) -> None:
+        """The reservation could not be renewed (``reserved.json`` cannot be written: a full
+        disk): number no row past it (the scheduler's lock is held).
+
+        A killed process's successor starts at the reserved bound; a row numbered past it
+        and handed to a reader would have its number used twice. So from here rows are
+        counted, not recorded (the recorder writes them into a sink that is emptied a
+        chunk at a time), the spill's next drain reports it at ERROR, and the renewal is
+        tried again every chunk's worth of rows, at every tick (``spill_interval``) and
+        flush. Once it succeeds, the first row numbered is a ``shutdown`` row, result
+        ``unrecorded``, saying how many rows were not recorded and why; :attr:`unrecorded`
+        counts them. The scheduler never stops for it.
+        """
+        self._sink = FlatRows()
+        self._skipped = 0
+        self._paused_at = t
+        self._renew_writer()
+
+    @property
+    def unrecorded(self) -> int:
+        """Rows not recorded because the seq reservation could not be renewed (a full
+        disk; see ``docs/event-log.md``): 0 while every row is recorded.
+
+        >>> EventLog().unrecorded
+        0
+        """
+        sink = self._sink
+        return self._unrecorded + (len(sink) if sink is not None else 0)
+
+    def _count_skipped(self) -> None:
+        sink = self._sink
+        if sink is not None and sink:
+            self._skipped += len(sink)
+            self._unrecorded += len(sink)
+            self._sink = FlatRows()
+
+    def _resume(self) -> bool:
+        """Renew the reservation if it can be now, and then number rows again (with a row
+        saying how many were not recorded); the scheduler's lock is held. True if numbering."""
+        spill = self._spill
+        if self._sink is None:
+            return True
+        if spill is not None and spill.refused is None:
+            spill.reserve(self._tail_first + self._chunk_size)
+            if spill.reserved <= self._tail_first:
+                self._renew_writer()
+                return False
+        self._count_skipped()
+        self._sink = None
+        error = spill.reserve_failed if spill is not None else None
+        since = "" if math.isnan(self._paused_at) else f" from t={self._paused_at:.6f} s on"
+        detail = (
+            f"{self._skipped:,} rows{since} were not recorded: the log's seq reservation "
+            f"could not be renewed ({error}), and no row is numbered past it"
+        )
+        self._renew_writer()
+        t = self._paused_at if not math.isnan(self._paused_at) else 0.0
+        thread = threading.current_thread().name
+        row = (KIND_CODE["shutdown"], t, time.time(), thread, -1, "unrecorded", math.nan, None)
+        self.append((*row, -1, -1, detail))
+        return True
+
     def tick(self) -> None:
         """The time-bounded flush (``spill_interval``), every half interval on the log's
         background thread: seal the partial tail if it was already there at the previous
@@ -902,6 +1012,8 @@ class EventLog:
         with self._lock:
             spill = self._spill
             if spill is None or spill.refused is not None or spill.writer.closed:
+                return
+            if self._sink is not None and not self._resume():
                 return
             if not self._tail:
                 self._aged = -1
@@ -948,8 +1060,9 @@ class EventLog:
             return compactor.wait_compacted(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
+            numbering = self._resume()
             self._seal()
-        ok = self._spill.drain(report=True, deadline=deadline)
+        ok = self._spill.drain(report=True, deadline=deadline) and numbering
         with self._lock:
             self._trim()
         return ok
@@ -969,6 +1082,8 @@ class EventLog:
         compactor.every(self, None)
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
+            self._resume()  # (a last try: the row saying how many rows were not recorded)
+            self._count_skipped()
             self._seal()
             recorded = self._seq
         return self._spill.close(recorded, deadline)

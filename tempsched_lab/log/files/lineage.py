@@ -198,7 +198,11 @@ def _read_run(directory: Path, number: int, after: int) -> Run:
     from .parquetfile import KEY, pyarrow_parquet
 
     reserved = _read_json(directory / RESERVED)
+    if reserved is not None:
+        _check_seqs(reserved, directory / RESERVED, ("first_seq", "bound"))
     manifest = _read_json(directory / MANIFEST)
+    if manifest is not None and isinstance(manifest.get("missing"), dict):
+        _check_seqs(manifest["missing"], directory / MANIFEST, ("first_seq", "stop_seq"))
     first = reserved.get("first_seq") if reserved else None
     on_disk = None
     pq = pyarrow_parquet()
@@ -235,6 +239,24 @@ def _read_run(directory: Path, number: int, after: int) -> Run:
         "reserved (some may never have been used)"
     )
     return Run(number, directory, first, on_disk, end, False, why)
+
+
+#: The numbers a seq may take: an int64 column (a seq at or past it cannot be stored).
+SEQ_LIMIT = 2**63
+
+
+def _check_seqs(data: dict[str, Any], path: Path, names: tuple[str, ...]) -> None:
+    """Refuse, naming ``path``, a seq that no row could have (a tampered or damaged file):
+    the next run would start there, and every frame and segment of it would fail."""
+    for name in names:
+        value = data.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < SEQ_LIMIT:
+            raise LogFileError(
+                f"{path}: {name}={value!r} is not a seq a log can reach (an int from 0 to "
+                f"2**63 - 1); the file is damaged or was changed by hand: fix or remove it"
+            )
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
