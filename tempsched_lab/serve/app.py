@@ -10,7 +10,8 @@ examples):
   objects, ``id:`` the last ``seq`` in it), ``gap`` events (rows that exist nowhere
   any more, named), ``closed`` once the scheduler shut down and every row was sent;
   resumes after ``Last-Event-ID`` (or ``?after=SEQ``);
-* ``GET /v1/log?start=&stop=``: rows ``[start, stop)`` as an Arrow IPC stream;
+* ``GET /v1/log?start=&stop=``: rows ``[start, stop)`` as an Arrow IPC stream, sent a
+  record batch at a time (:mod:`~.ranges`);
 * ``POST /v1/cancel``, ``/v1/pause``, ``/v1/resume``: only with a control token.
 
 **No per-client queue.** A stream holds a cursor and asks the log for the rows after
@@ -49,15 +50,16 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..log.files.lineage import Lineage
 from ..time.clock import VirtualClock
 from .budget import SHARE, ReaderBudget
 from .guard import Guard, check_token, install_redactor
+from .ranges import RangeWriter
 from .reader import Batch, LogReader
-from .wire import COLUMN_NAMES, SCHEMA_VERSION, dumps_rows, moment_to_json
+from .wire import dumps_rows, moment_to_json
 
 if TYPE_CHECKING:
     from ..core.scheduler import Scheduler
@@ -67,8 +69,6 @@ __all__ = ["Feed", "asgi_app"]
 ARROW = "application/vnd.apache.arrow.stream"
 #: The most rows ``GET /v1/log`` gives at once (ask again for the next range).
 MAX_RANGE = 1_000_000
-#: Rows per Arrow record batch of ``GET /v1/log``.
-ARROW_BATCH = 16_384
 _INT = re.compile(r"-?[0-9]{1,18}")
 _CONTROL_PATHS = frozenset({"/v1/cancel", "/v1/pause", "/v1/resume"})
 _MAX_BODY = 4_096
@@ -248,76 +248,6 @@ async def rows_route(request: Request) -> Response:
     )
 
 
-def _arrow_schema(feed: Feed) -> Any:
-    import pyarrow as pa
-
-    from ..log.schema import COLUMNS
-
-    types = {
-        "seq": pa.int64(),
-        "float": pa.float64(),
-        "int": pa.int64(),
-        "kind": pa.string(),
-        "case": pa.int8(),
-        "origin": pa.string(),
-        "bool": pa.bool_(),
-        "cat": pa.string(),
-        "text": pa.string(),
-    }
-    fields = [pa.field(c.name, types[c.store]) for c in COLUMNS]
-    meta = {
-        "tempsched.time_origin": json.dumps(feed.reader.origin),
-        "tempsched.schema": str(SCHEMA_VERSION),
-        "tempsched.log_id": feed.log_id,
-    }
-    return pa.schema(fields, metadata=meta)
-
-
-def _read_range(feed: Feed, start: int, stop: int) -> list[list[dict[str, Any]]]:
-    """Rows ``[start, stop)`` in batches, or a :class:`_Missing` naming the first gap."""
-    reader = feed.reader
-    out: list[list[dict[str, Any]]] = []
-    cursor = start
-    waits = 0
-    while cursor < stop:
-        batch = reader.read(cursor)
-        if batch.gap is not None:
-            raise _Missing(batch.gap.to_json())
-        rows = [r for r in batch.rows if r["seq"] < stop]
-        if not rows:
-            waits += 1  # held in memory while their segment is written: a moment
-            if waits > 200:
-                raise _Missing({"from": cursor, "to": stop - 1, "why": "not readable yet"})
-            threading.Event().wait(0.01)
-            continue
-        out.append(rows)
-        cursor = rows[-1]["seq"] + 1
-    return out
-
-
-class _Missing(Exception):
-    def __init__(self, gap: dict[str, Any]) -> None:
-        super().__init__(gap)
-        self.gap = gap
-
-
-def _ipc_bytes(feed: Feed, batches: list[list[dict[str, Any]]]) -> bytes:
-    import pyarrow as pa
-
-    schema = _arrow_schema(feed)
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, schema) as writer:
-        flat = [r for b in batches for r in b]
-        for i in range(0, max(1, len(flat)), ARROW_BATCH):
-            part = flat[i : i + ARROW_BATCH]
-            arrays = [
-                pa.array([r[name] for r in part], type=schema.field(name).type)
-                for name in COLUMN_NAMES
-            ]
-            writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=schema))
-    return bytes(sink.getvalue().to_pybytes())
-
-
 async def log_route(request: Request) -> Response:
     feed = _feed(request)
     end = feed.reader.next_seq
@@ -332,16 +262,24 @@ async def log_route(request: Request) -> Response:
         raise BadInput(
             f"start={start}, stop={stop}: {stop - start:,} rows; at most {MAX_RANGE:,} at once"
         )
-    try:
-        batches = await anyio.to_thread.run_sync(_read_range, feed, start, stop)
-    except _Missing as missing:
+    answer = RangeWriter(feed.reader, start, stop, log_id=feed.log_id)
+    gap = await anyio.to_thread.run_sync(answer.gap)
+    if gap is not None:
         return JSONResponse(
-            {"error": "rows of this range exist nowhere any more", "gap": missing.gap},
+            {"error": "rows of this range exist nowhere any more", "gap": gap.to_json()},
             status_code=409,
             headers=_headers(feed),
         )
-    body = await anyio.to_thread.run_sync(_ipc_bytes, feed, batches)
-    return Response(body, media_type=ARROW, headers=_headers(feed))
+    # a batch at a time, each made in a worker thread: memory stays a few batches (ranges.py)
+    pieces = answer.pieces()
+    done = object()
+
+    async def body() -> AsyncIterator[bytes]:
+        while (piece := await anyio.to_thread.run_sync(next, pieces, done)) is not done:
+            assert isinstance(piece, bytes)
+            yield piece
+
+    return StreamingResponse(body(), media_type=ARROW, headers=_headers(feed))
 
 
 async def _json_body(request: Request, *, optional: bool = False) -> dict[str, Any]:

@@ -224,6 +224,30 @@ class LogReader:
         to = min([*later, held]) - 1
         return Batch(gap=Gap(start, to, self._segment_gone_why(start, segments)))
 
+    def first_gap(self, start: int, stop: int) -> Gap | None:
+        """The first stretch of rows ``[start, stop)`` that exists nowhere, found without
+        reading a row (the lineage's gaps, the segments' footers, memory's first row), as
+        :meth:`read` would meet it; ``None``: every row of the range can be read."""
+        held = self.first_held()
+        cursor = start
+        segments: list[_Segment] | None = None
+        while cursor < min(stop, held):
+            lineage = next((g for g in self.lineage_gaps if g.first <= cursor <= g.last), None)
+            if lineage is not None:
+                return Gap(cursor, lineage.last, lineage.why, lineage.at_most)
+            if not self.directories:
+                return Gap(cursor, held - 1, self._dropped_why())
+            segments = self._index() if segments is None else segments
+            seg = next((s for s in segments if s.first <= cursor < s.stop), None)
+            if seg is not None:
+                cursor = seg.stop
+                continue
+            if cursor >= max((s.stop for s in segments), default=0):
+                return self._manifest_missing(cursor)  # else: being written, readable soon
+            later = [s.first for s in segments if s.first > cursor]
+            return Gap(cursor, min([*later, held]) - 1, self._segment_gone_why(cursor, segments))
+        return None
+
     # -- the spill directory --------------------------------------------------------------
     def _index(self) -> list[_Segment]:
         """The segments on disk, by number (new ones read from their footers, once each)."""
