@@ -40,6 +40,7 @@ __all__ = [
     "Clock",
     "Decision",
     "EventLog",
+    "Fleet",
     "LoopError",
     "Moment",
     "Origin",
@@ -104,7 +105,7 @@ def __getattr__(name: str) -> object:
 
         return getattr(aio, name)
     # attaching to a served scheduler loads httpx (~100 ms) only when asked for
-    if name in ("attach", "attach_dir", "RemoteScheduler"):
+    if name in ("attach", "attach_dir", "Fleet", "RemoteScheduler"):
         from . import remote
 
         return getattr(remote, name)

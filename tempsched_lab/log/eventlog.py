@@ -27,7 +27,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -42,8 +42,17 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .audit import AuditReport
+    from .frame import Columns
 
-__all__ = ["EventLog", "HeldRows", "LogWriter", "Subscription", "read_log", "row_dict"]
+__all__ = [
+    "EventLog",
+    "HeldColumns",
+    "HeldRows",
+    "LogWriter",
+    "Subscription",
+    "read_log",
+    "row_dict",
+]
 
 Row = tuple[Any, ...]
 #: Rows per chunk of an unbounded log: compacted a chunk at a time. The open chunk's flat
@@ -83,6 +92,18 @@ class HeldRows(NamedTuple):
     next_seq: int
     #: the rows asked for that memory held, oldest first, as :func:`row_dict` dicts
     rows: list[dict[str, Any]]
+
+
+class HeldColumns(NamedTuple):
+    """What :meth:`EventLog.held_columns` read in one step."""
+
+    #: the oldest ``seq`` memory held then (rows before it: on disk, or dropped)
+    first_seq: int
+    #: the ``seq`` the next row was to get (rows from it on did not exist yet)
+    next_seq: int
+    #: the rows asked for that memory held, as the frame's columns before typing: numpy
+    #: arrays of each column's store (kind as its code; missing as the store's sentinel)
+    columns: Columns
 
 
 class LogWriter:
@@ -216,6 +237,9 @@ class _Spill:
         #: the last reservation failure, in words (kept once it succeeds again)
         self.reserve_failed = ""
         self._reserve_reported = False
+        #: held while saying so: a caller (flush) returns only once the news is logged,
+        #: whichever thread found it first
+        self._report_lock = threading.Lock()
         #: why the oldest waiting chunk could not be written (``None`` while writes succeed)
         self.error: BaseException | None = None
         #: failed segment writes so far
@@ -277,6 +301,10 @@ class _Spill:
     def _report_reservation(self) -> None:
         """Say (once, at ERROR) that the reservation cannot be renewed, and when it can
         again (not under the scheduler's lock: a logging handler may call into it)."""
+        with self._report_lock:
+            self._report_reservation_locked()
+
+    def _report_reservation_locked(self) -> None:
         failing = self.reserve_error is not None
         if failing and not self._reserve_reported:
             self._reserve_reported = True
@@ -670,6 +698,27 @@ class EventLog:
         rows = [row_dict(first + i, r) for i, r in enumerate(kept)]
         return HeldRows(lowest, view.end, rows)
 
+    def held_columns(
+        self, start: int = 0, stop: int | None = None, names: Collection[str] | None = None
+    ) -> HeldColumns:
+        """:meth:`held_rows` as numpy columns, for a reader that counts rows by the
+        thousand (``GET /v1/metrics``): a compacted chunk's columns are reused as they
+        are (views), only the open chunk's rows are converted; ~0.1 us a row against
+        ~10 us for a row dict. ``names``: only these columns (and ``seq``, ``kind``, and
+        the columns they are derived from).
+
+        >>> from tempsched_lab import Scheduler, VirtualClock
+        >>> s = Scheduler(VirtualClock())
+        >>> _ = s.schedule(print, delay=1.0)
+        >>> held = s.log.held_columns()
+        >>> held.first_seq, held.next_seq, held.columns["kind"].tolist()
+        (0, 1, [0])
+        >>> sorted(s.log.held_columns(names=["case"]).columns)
+        ['case', 'kind', 'seq']
+        """
+        lowest, view = self._view(start, stop, held=False)
+        return HeldColumns(lowest, view.end, self._columns_of(view, names))
+
     def _parts(self, start: int | None, stop: int | None, *, held: bool = False) -> _View:
         """A consistent view: chunks, tail rows, the tail's first seq, seq ``lo:hi`` to read,
         and the next seq at that instant.
@@ -733,19 +782,26 @@ class EventLog:
 
     def _frame_of(self, view: _View) -> pd.DataFrame:
         """The frame of seq ``view.lo:view.hi`` from a view taken by :meth:`_parts`."""
-        from .frame import compact_columns, concat_columns, frame_of, slice_columns
+        from .frame import frame_of
+
+        return frame_of(self._columns_of(view), self.time_origin)
+
+    @staticmethod
+    def _columns_of(view: _View, names: Collection[str] | None = None) -> Columns:
+        """The columns of seq ``view.lo:view.hi`` (compacted chunks' own, sliced: views)."""
+        from .frame import compact_columns, concat_columns, slice_columns
 
         _, tail, tail_first, lo, hi, _ = view
         parts = []
         for chunk in view.chunks:
             if chunk.first + len(chunk) <= lo or chunk.first >= hi:
                 continue
-            cols = compact_columns(chunk.compacted())
+            cols = compact_columns(chunk.compacted(), names)
             parts.append(slice_columns(cols, max(0, lo - chunk.first), hi - chunk.first))
         if hi > tail_first or not parts:
             a, b = max(0, lo - tail_first), max(0, hi - tail_first)
-            parts.append(compact_columns(Compact(tail.slice(a, b), tail_first + a)))
-        return frame_of(concat_columns(parts), self.time_origin)
+            parts.append(compact_columns(Compact(tail.slice(a, b), tail_first + a), names))
+        return concat_columns(parts)
 
     # -- subscribing ------------------------------------------------------------------
     def subscribe(

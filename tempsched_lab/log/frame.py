@@ -13,7 +13,7 @@ the scheduler ran).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -58,10 +58,16 @@ def _blank(store: str, n: int) -> np.ndarray:
     return np.full(n, fill, dtype=spec.numpy)
 
 
-def compact_columns(compact: Compact) -> Columns:
-    """Every frame column of a compacted chunk (derived columns included), as numpy arrays."""
+def compact_columns(compact: Compact, names: Collection[str] | None = None) -> Columns:
+    """Every frame column of a compacted chunk (derived columns included), as numpy arrays;
+    or only ``names`` (with ``seq`` and ``kind``, and the columns they are derived from).
+
+    A reader that counts (``GET /v1/metrics``) asks for a few columns: 0.14 -> ~0.03 us
+    a row, most of a chunk's columns being object arrays filled item by item.
+    """
     n = compact.n
-    cols = {c.name: _blank(c.store, n) for c in COLUMNS}
+    wanted = _wanted(names)
+    cols = {c.name: _blank(c.store, n) for c in COLUMNS if wanted is None or c.name in wanted}
     cols["seq"] = np.arange(compact.first_seq, compact.first_seq + n, dtype=np.int64)
     cols["kind"] = np.frombuffer(compact.kinds, dtype=np.int8).copy()
     cols["dispatched"] = np.full(n, np.nan)
@@ -71,12 +77,27 @@ def compact_columns(compact: Compact) -> Columns:
         idx: Any = slice(None) if found is None else np.frombuffer(found, dtype=np.int32)
         count = n if found is None else len(found)
         for name in COMMON + LAYOUTS[kind]:
-            cols[name][idx] = _array(fields[name], _STORE_OF[name], count)
+            if name in cols:
+                cols[name][idx] = _array(fields[name], _STORE_OF[name], count)
         for rule in DERIVED:
-            if kind in rule.kinds:
+            if kind in rule.kinds and rule.target in cols:
                 _derive(cols, idx, rule.target, rule.rule)
     del cols["dispatched"]
     return cols
+
+
+def _wanted(names: Collection[str] | None) -> set[str] | None:
+    """``names`` with ``seq``, ``kind`` and the sources of the derived ones among them."""
+    if names is None:
+        return None
+    unknown = set(names) - {c.name for c in COLUMNS}
+    if unknown:
+        raise ValueError(f"names={sorted(unknown)}: not columns of the log")
+    wanted = {"seq", "kind", *names}
+    for rule in DERIVED:
+        if rule.target in wanted and rule.rule[0] in ("diff", "copy"):
+            wanted.update(str(part) for part in rule.rule[1:] if isinstance(part, str))
+    return wanted
 
 
 #: each field's store (``dispatched``, stored for ``queue_delay`` but no column: a float)
@@ -126,10 +147,10 @@ def _derive(cols: Columns, idx: np.ndarray, target: str, rule: tuple[object, ...
 
 
 def concat_columns(parts: Sequence[Columns]) -> Columns:
-    """Join converted chunks end to end."""
+    """Join converted chunks end to end (the columns of the first part)."""
     if len(parts) == 1:
         return parts[0]
-    return {c.name: np.concatenate([p[c.name] for p in parts]) for c in COLUMNS}
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
 
 def slice_columns(cols: Columns, start: int, stop: int) -> Columns:

@@ -12,6 +12,7 @@ Both return a :class:`RemoteScheduler`, which a
 
 from __future__ import annotations
 
+from .fleet import ClockOffset, Fleet
 from .follow import attach_dir
 from .link import Gap, Link, LinkState
 from .mirror import MirrorClock, ReadOnlyMirrorError, RemoteScheduler
@@ -19,6 +20,8 @@ from .stream import AttachError, attach  # httpx is loaded by the first attach, 
 
 __all__ = [
     "AttachError",
+    "ClockOffset",
+    "Fleet",
     "Gap",
     "Link",
     "LinkState",

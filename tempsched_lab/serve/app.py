@@ -12,6 +12,8 @@ examples):
   resumes after ``Last-Event-ID`` (or ``?after=SEQ``);
 * ``GET /v1/log?start=&stop=``: rows ``[start, stop)`` as an Arrow IPC stream, sent a
   record batch at a time (:mod:`~.ranges`);
+* ``GET /v1/metrics``: counts of the log's rows in the Prometheus text format
+  (OpenMetrics on request; :mod:`.metrics`);
 * ``POST /v1/cancel``, ``/v1/pause``, ``/v1/resume``: only with a control token.
 
 **No per-client queue.** A stream holds a cursor and asks the log for the rows after
@@ -57,6 +59,7 @@ from ..log.files.lineage import Lineage
 from ..time.clock import VirtualClock
 from .budget import SHARE, ReaderBudget
 from .guard import Guard, check_token, install_redactor
+from .metrics import LogCounts, exposition
 from .ranges import RangeWriter
 from .reader import Batch, LogReader
 from .wire import dumps_rows, moment_to_json
@@ -282,6 +285,13 @@ async def log_route(request: Request) -> Response:
     return StreamingResponse(body(), media_type=ARROW, headers=_headers(feed))
 
 
+async def metrics_route(request: Request) -> Response:
+    counts: LogCounts = request.app.state.metrics
+    accept = request.headers.get("accept")
+    body, content_type = await anyio.to_thread.run_sync(exposition, counts, accept)
+    return Response(body, headers={"Content-Type": content_type, "Cache-Control": "no-store"})
+
+
 async def _json_body(request: Request, *, optional: bool = False) -> dict[str, Any]:
     raw = b""
     async for chunk in request.stream():
@@ -407,6 +417,7 @@ def asgi_app(
         Route("/v1/moment", moment_route, methods=["GET"]),
         Route("/v1/rows", rows_route, methods=["GET"]),
         Route("/v1/log", log_route, methods=["GET"]),
+        Route("/v1/metrics", metrics_route, methods=["GET"]),
     ]
     if control is not None:
         routes += [
@@ -428,5 +439,6 @@ def asgi_app(
     )
     budget = ReaderBudget(share)  # checks share (before anything is built)
     app.state.feed = Feed(scheduler, ping=ping, poll=poll, batch=batch, share=budget.share)
+    app.state.metrics = LogCounts(app.state.feed.reader)
     install_redactor()  # the server's access log writes request lines, queries included
     return app

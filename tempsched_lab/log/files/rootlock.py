@@ -128,13 +128,22 @@ def _write_holder(root: Path) -> None:
         tmp.write_text(json.dumps(holder) + "\n", encoding="ascii")
 
 
-def _holder(root: Path) -> str:
-    """Who holds ``root``'s lock, in words, from its holder file."""
-    try:
-        data: Any = json.loads((root / HOLDER).read_text(encoding="ascii"))
-        return f"process {int(data['pid'])} on host {data['host']}, started {data['started']}"
-    except (OSError, ValueError, KeyError, TypeError):
-        return f"a process that has not said who it is (no readable {HOLDER})"
+def _holder(root: Path, attempts: int = 50) -> str:
+    """Who holds ``root``'s lock, in words, from its holder file.
+
+    The holder writes its file just after it takes the lock, so a process refused in between
+    finds none yet: it looks again, ``attempts`` times 10 ms at most (only on this refused path).
+    """
+    import time
+
+    for attempt in range(attempts):
+        try:
+            data: Any = json.loads((root / HOLDER).read_text(encoding="ascii"))
+            return f"process {int(data['pid'])} on host {data['host']}, started {data['started']}"
+        except (OSError, ValueError, KeyError, TypeError):
+            if attempt + 1 < attempts:
+                time.sleep(0.01)
+    return f"a process that has not said who it is (no readable {HOLDER})"
 
 
 def _after_fork_in_child() -> None:
