@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
-from ..log.eventlog import EventLog
+from ..log.eventlog import CLOSE_GRACE_S, EventLog
 from ..log.schema import ORIGINS
 from ..time.clock import Clock, Driver, RealClock
 from ..time.scale import TimeScale, fmt_duration
@@ -1239,7 +1239,10 @@ class Scheduler:
 
         Args:
             wait: wait for the worker and for runs in flight to finish.
-            timeout: the longest to wait, in seconds (``None``: no limit).
+            timeout: the longest to wait for the runs, in seconds (``None``: no
+                limit). The rows recorded by then are still written to a spill
+                directory, which may take up to ``CLOSE_GRACE_S`` (5 s) more; runs that
+                outlive it are named in its manifest (``outliving_runs``).
             cancel_pending: drop pending tasks now (default); ``False`` lets
                 pending one-shot tasks run at their times first (periodic tasks
                 are not re-armed), then stops.
@@ -1290,9 +1293,15 @@ class Scheduler:
         # after the runs in flight: subscribers also receive their finish rows
         self.log.close_subscriptions(timeout=_remaining(deadline) if wait else 0.0)
         if wait:
-            # every row on disk and the totals recorded; or, rows that could not be
-            # written named in the directory as missing, with a warning
-            self.log.close_spill(timeout=_remaining(deadline))
+            # every row recorded so far on disk and the totals recorded, within a grace
+            # for the writer beyond a timeout the runs used up; rows that could not be
+            # written named in the directory as missing, and runs still going (their later
+            # rows cannot be in it) named as outliving, each with a warning
+            with self._lock:
+                outliving = [{"task_id": t.id, "name": t.name} for t in self._running.values()]
+            left = _remaining(deadline)
+            grace = None if left is None else max(left, CLOSE_GRACE_S)
+            self.log.close_spill(timeout=grace, outliving=outliving)
         return dropped
 
     def _inherited_by_fork(self, parent: int, child: int) -> None:

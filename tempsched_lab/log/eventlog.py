@@ -27,7 +27,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -341,25 +341,31 @@ class _Spill:
             self.error, self._reported = None, False
         return True
 
-    def close(self, recorded: int, deadline: float | None) -> bool:
+    def close(
+        self, recorded: int, deadline: float | None, outliving: Sequence[Mapping[str, Any]] = ()
+    ) -> bool:
         """Write what waits, then close the directory: complete only if every row is on disk.
 
         ``recorded``: the log's ``next_seq``, every row sealed. Rows that could not be
         written are named in the manifest (an incomplete directory that ``read_log``
         refuses), with a warning. If a write is still under way at ``deadline``, the
-        directory stays open (it claims nothing), with a warning. True if complete.
+        directory stays open (it claims nothing), with a warning. ``outliving``: the
+        runs still going, named in the manifest (their later rows are not written).
+        True if complete.
         """
         if self.refused is not None:
             return False
         try:
-            return self._close(recorded, deadline)
+            return self._close(recorded, deadline, outliving)
         finally:
             # the log's life ends here: the root may hold the next process's run
             lock, self.root_lock = self.root_lock, None
             if lock is not None:
                 lock.release()
 
-    def _close(self, recorded: int, deadline: float | None) -> bool:
+    def _close(
+        self, recorded: int, deadline: float | None, outliving: Sequence[Mapping[str, Any]]
+    ) -> bool:
         import warnings
 
         from .files import IncompleteLogWarning
@@ -383,7 +389,7 @@ class _Spill:
             if reason is None and written < recorded:
                 reason = "the shutdown's time ran out before they were written"
             with contextlib.suppress(Exception):  # a manifest that cannot be written stays open
-                self.writer.close(recorded=recorded, reason=reason)
+                self.writer.close(recorded=recorded, reason=reason, outliving=outliving)
         finally:
             self._lock.release()
         if written < recorded:
@@ -437,6 +443,12 @@ class _Spill:
             return
         self.reserved, self.reserve_error = bound, None
 
+
+#: Seconds a shutdown's close of the spill directory may take beyond the shutdown's own
+#: ``timeout`` (:meth:`Scheduler.shutdown`): the rows recorded before it are written even
+#: when a run outlived that timeout and used it up; a write still under way after it
+#: leaves the directory open, with a warning. Bounded, so a stuck disk never hangs a shutdown.
+CLOSE_GRACE_S = 5.0
 
 #: Every spill of this process, for the fork hook (weakly: a spill lives with its log).
 _spills: weakref.WeakSet[_Spill] = weakref.WeakSet()
@@ -1123,7 +1135,9 @@ class EventLog:
             self._trim()
         return ok
 
-    def close_spill(self, timeout: float | None = None) -> bool:
+    def close_spill(
+        self, timeout: float | None = None, *, outliving: Sequence[Mapping[str, Any]] = ()
+    ) -> bool:
         """Write what is left, then close the spill directory (at the scheduler's shutdown).
 
         The directory is closed *complete* only when every row is on disk. Rows
@@ -1132,6 +1146,20 @@ class EventLog:
         IncompleteLogWarning` says so: ``read_log(directory)`` then refuses it
         instead of passing it off as the whole log, and :meth:`history` still has
         the rows. Returns True when complete (and without a spill directory).
+
+        ``outliving``: runs still going (``{"task_id": ..., "name": ...}`` each; a
+        shutdown passes the runs that outlived its timeout): the manifest names them
+        as ``outliving_runs``, since the rows they record later are not written, and an
+        :class:`~tempsched_lab.log.files.IncompleteLogWarning` says so.
+
+        >>> import tempfile, warnings
+        >>> log = EventLog(spill=tempfile.mkdtemp())
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     log.close_spill(timeout=5.0, outliving=[{"task_id": 3, "name": "slow"}])
+        True
+        >>> "task 3 ('slow')" in str(caught[0].message)
+        True
         """
         if self._spill is None:
             return True
@@ -1142,7 +1170,24 @@ class EventLog:
             self._count_skipped()
             self._seal()
             recorded = self._seq
-        return self._spill.close(recorded, deadline)
+        complete = self._spill.close(recorded, deadline, outliving)
+        if outliving:
+            import warnings
+
+            from .files import IncompleteLogWarning
+
+            runs = ", ".join(
+                f"task {run.get('task_id')} ({run.get('name')!r})" for run in outliving
+            )
+            warnings.warn(
+                f"the event log's spill directory {self._spill.directory!r} was closed while "
+                f"{len(outliving)} run(s) were still going: {runs}; the rows they record from "
+                f"seq {recorded} on (their finish or error) are not in it (its manifest names "
+                "them as outliving_runs; log.history() will have the rows)",
+                IncompleteLogWarning,
+                stacklevel=3,
+            )
+        return complete
 
     def hold_until_closed(self, lock: Any) -> None:
         """Keep ``lock`` (anything with ``release()``: a spill root's

@@ -34,6 +34,7 @@ import contextlib
 import json
 import re
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +48,14 @@ from .parquetfile import KEY, pyarrow_parquet, read_parquet_log, write_parquet_l
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["INCOMPLETE_ATTR", "MANIFEST", "RESERVED", "SegmentWriter", "read_spill"]
+__all__ = [
+    "INCOMPLETE_ATTR",
+    "MANIFEST",
+    "OUTLIVING_ATTR",
+    "RESERVED",
+    "SegmentWriter",
+    "read_spill",
+]
 
 MANIFEST = "log.json"
 #: The log's seq reservation beside its segments: ``{"first_seq": F, "bound": B}``, no row
@@ -58,6 +66,9 @@ _SEGMENT = re.compile(r"segment-(\d{6,})\.parquet")
 #: ``frame.attrs[INCOMPLETE_ATTR]``: why rows are missing from a frame read with
 #: ``on_incomplete="warn"`` (text; :func:`tempsched_lab.audit` reports it).
 INCOMPLETE_ATTR = "incomplete"
+#: ``frame.attrs[OUTLIVING_ATTR]`` and the manifest's key: the runs still going when the
+#: directory was closed (a shutdown's timeout passed first), whose later rows it lacks.
+OUTLIVING_ATTR = "outliving_runs"
 _ON_INCOMPLETE = ("raise", "warn")
 
 
@@ -161,7 +172,13 @@ class SegmentWriter:
             self.next_seq = int(seq[-1]) + 1
         return path
 
-    def close(self, *, recorded: int | None = None, reason: str | None = None) -> None:
+    def close(
+        self,
+        *,
+        recorded: int | None = None,
+        reason: str | None = None,
+        outliving: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
         """Record the totals in the manifest; later ``write`` calls raise. Idempotent.
 
         ``recorded``: the ``seq`` the log has reached (its ``next_seq``). When rows
@@ -170,6 +187,12 @@ class SegmentWriter:
         records the missing ``seq`` range and ``reason``, and :func:`read_spill`
         refuses it with :class:`IncompleteLogError` instead of passing it off as
         the whole log.
+
+        ``outliving``: the runs still going at the close (``{"task_id": ..., "name":
+        ...}`` each, from a shutdown whose timeout they outlived). The manifest lists
+        them as ``outliving_runs``: the rows they record later (their ``finish`` or
+        ``error``) are not in this directory, which :func:`read_spill` says in
+        ``frame.attrs["outliving_runs"]``.
 
         >>> import tempfile
         >>> writer = SegmentWriter(tempfile.mkdtemp())
@@ -190,11 +213,15 @@ class SegmentWriter:
                 if recorded is not None and recorded > start:
                     missing = {"first_seq": start, "stop_seq": recorded, "reason": reason or ""}
                 # if this raises, close() can be called again
-                self._write_manifest(closed=True, missing=missing)
+                self._write_manifest(closed=True, missing=missing, outliving=outliving)
                 self.closed = True
 
     def _write_manifest(
-        self, *, closed: bool = False, missing: dict[str, Any] | None = None
+        self,
+        *,
+        closed: bool = False,
+        missing: dict[str, Any] | None = None,
+        outliving: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         manifest = {
             "format": FORMAT_VERSION,
@@ -207,6 +234,8 @@ class SegmentWriter:
         if closed:
             manifest["complete"] = missing is None
             manifest["missing"] = missing
+            if outliving:  # (absent when none, as in the manifests of earlier versions)
+                manifest[OUTLIVING_ATTR] = [dict(run) for run in outliving]
         path = self.directory / MANIFEST
         with atomic_path(path, fsync=self.fsync, what="the spill manifest") as tmp:
             tmp.write_text(dumps(manifest) + "\n", encoding="ascii")
@@ -299,6 +328,8 @@ def _read_spill(directory: Path, on_incomplete: str) -> pd.DataFrame:
     out.attrs = dict(frames[-1].attrs)
     if manifest is not None:
         out.attrs[ORIGIN_ATTR] = manifest["time_origin"]
+    if closed is not None and closed.get(OUTLIVING_ATTR):
+        out.attrs[OUTLIVING_ATTR] = closed[OUTLIVING_ATTR]
     if incomplete is not None:
         out.attrs[INCOMPLETE_ATTR] = incomplete
         if on_incomplete == "warn":
