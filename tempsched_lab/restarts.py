@@ -54,6 +54,7 @@ def continuing_scheduler(
         if name in options:
             raise TypeError(f"{name}=: the lineage sets it (the next run-NNN directory)")
     _check_option_names(clock, options)  # before anything is created on disk
+    _check_option_values(clock, options)
     lineage = root if isinstance(root, Lineage) else Lineage.open(root)
     directory, first, lock = lineage.next_run()  # the root's lock, held by the new log
     previous = lineage.runs[-1] if lineage.runs else None
@@ -78,6 +79,45 @@ def _check_option_names(clock: Any, options: dict[str, Any]) -> None:
     except TypeError as exc:
         known = sorted(inspect.signature(Scheduler).parameters)
         raise TypeError(f"continuing_scheduler: {exc}; Scheduler takes {known}") from None
+
+
+def _check_option_values(clock: Any, options: dict[str, Any]) -> None:
+    """The values :class:`Scheduler` would refuse, refused the same way before the lineage's
+    root, its lock or a ``run-NNN`` directory exists: a refused start leaves nothing behind.
+
+    Only checks without side effects (a queue object made and dropped, an in-memory log);
+    anything else the scheduler refuses later still has its run directory removed.
+    """
+    from .core import validation as check
+    from .core.queues import make_queue
+    from .core.triggers.misfire import check_misfire
+    from .log.eventlog import _check_interval
+    from .time.clock import Clock
+
+    if clock is not None and not isinstance(clock, Clock):
+        raise TypeError(f"clock={clock!r}: expected a RealClock, a VirtualClock or a Clock")
+    if not options.get("log", True) or options.get("recorder") is not None:
+        which = "log" if not options.get("log", True) else "recorder"
+        raise TypeError(
+            f"{which}={options[which]!r}: a continuing scheduler records its rows in the "
+            "lineage's log (a log that is off, or another recorder, would leave an empty run)"
+        )
+    make_queue(options.get("queue", "sorteddict"), **dict(options.get("queue_options") or {}))
+    check.check_resolution(options.get("resolution"))
+    check_misfire(options.get("misfire", "skip"))
+    _check_interval(options.get("log_spill_interval"), "run-NNN")
+    executor = options.get("executor")
+    for name in ("max_log_rows", "max_workers"):
+        value = options.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ValueError(f"{name}={value!r}: expected a positive integer or None")
+    if isinstance(executor, str) and executor not in ("pool", "thread", "inline"):
+        raise ValueError(
+            f"executor={executor!r}: expected 'pool', 'thread', 'inline' or a "
+            "concurrent.futures.Executor"
+        )
 
 
 def _remove_unused_run(directory: Path) -> None:
