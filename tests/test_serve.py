@@ -474,7 +474,7 @@ def test_without_a_token_only_loopback_clients_are_answered() -> None:
     import asyncio
 
     async def get(transport: Any) -> int:
-        async with httpx.AsyncClient(transport=transport, base_url="http://feed") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             return (await client.get("/v1/moment")).status_code
 
     assert asyncio.run(get(outside)) == 403

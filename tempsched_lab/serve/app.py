@@ -61,7 +61,7 @@ from .budget import SHARE, ReaderBudget
 from .guard import Guard, check_token, install_redactor
 from .metrics import LogCounts, exposition
 from .ranges import RangeWriter
-from .reader import Batch, LogReader
+from .reader import Gap, LogReader
 from .wire import dumps_rows, moment_to_json
 
 if TYPE_CHECKING:
@@ -75,6 +75,11 @@ MAX_RANGE = 1_000_000
 _INT = re.compile(r"-?[0-9]{1,18}")
 _CONTROL_PATHS = frozenset({"/v1/cancel", "/v1/pause", "/v1/resume"})
 _MAX_BODY = 4_096
+#: Batches read at once by a feed's streams (the machine's cores, not its readers).
+_READS = 2
+#: Bytes of an encoded event handed to the server at a time: a stalled reader's socket
+#: then holds one slice in the server's buffer besides the event itself.
+_SLICE = 65_536
 
 
 class BadInput(Exception):
@@ -127,6 +132,9 @@ class Feed:
         self._streams = 0
         self._count_lock = threading.Lock()
         self._paused_rate: float | None = None
+        #: the streams' reads running at once: a batch's row objects and JSON text live
+        #: while it is read, so N readers catching up together would hold N of them
+        self._limiter: anyio.CapacityLimiter | None = None
 
     @property
     def streams(self) -> int:
@@ -150,7 +158,7 @@ class Feed:
         return s.closed and s.running == 0
 
     # -- the stream ---------------------------------------------------------------------
-    async def events(self, cursor: int) -> AsyncIterator[ServerSentEvent]:
+    async def events(self, cursor: int) -> AsyncIterator[ServerSentEvent | memoryview]:
         """Events for a reader whose last row is ``cursor`` (``-1``: none yet)."""
         reader = self.reader
         self._opened(1)
@@ -164,21 +172,30 @@ class Feed:
                     if pause > 0:  # the service is busy: lag a little, lose nothing
                         await anyio.sleep(pause)
                         continue
-                    batch, data, busy = await anyio.to_thread.run_sync(self._read, cursor + 1)
-                    if batch.gap is not None:
-                        gap = batch.gap
+                    if self._limiter is None:  # made on the loop it serves
+                        self._limiter = anyio.CapacityLimiter(_READS)
+                    gap, last, count, event, busy = await anyio.to_thread.run_sync(
+                        self._read, cursor + 1, limiter=self._limiter
+                    )
+                    if gap is not None:
                         yield ServerSentEvent(
                             data=json.dumps(gap.to_json()), event="gap", id=str(gap.last)
                         )
                         cursor = gap.last
                         continue
-                    if batch.rows:
-                        last = batch.rows[-1]["seq"]
-                        began = time.thread_time()  # the event's encoding and sending, here
-                        yield ServerSentEvent(data=data, event="rows", id=str(last))
+                    if count:
+                        began = time.thread_time()  # the event's sending, here
+                        # the encoded event alone: no row object or JSON text waits with it
+                        # while a stalled reader's socket is full, and it goes out in
+                        # slices (the server's send buffer holds a slice, not a copy)
+                        view = memoryview(event)
+                        del event
+                        for at in range(0, len(view), _SLICE):
+                            yield view[at : at + _SLICE]
+                        view.release()
                         self.budget.spent(time.thread_time() - began, busy)
                         cursor = last
-                        if len(batch.rows) >= reader.batch:
+                        if count >= reader.batch:
                             continue  # more is waiting: no pause while catching up
                 elif done:
                     yield ServerSentEvent(data=json.dumps({"seq": end}), event="closed")
@@ -187,16 +204,25 @@ class Feed:
         finally:
             self._opened(-1)
 
-    def _read(self, start: int) -> tuple[Batch, str, bool]:
-        """A batch from ``start`` and its JSON text, its CPU time counted by the budget
-        (in a worker thread: ``time.thread_time`` is this thread's alone)."""
+    def _read(self, start: int) -> tuple[Gap | None, int, int, bytes, bool]:
+        """A batch from ``start`` as ``(gap, last seq, rows, the encoded rows event, busy)``,
+        its CPU time counted by the budget (in a worker thread: ``time.thread_time`` is this
+        thread's alone). The row objects and their JSON text are dropped here: a stream
+        holds the event's bytes only (a stalled reader's socket may keep it waiting)."""
         reader, budget = self.reader, self.budget
         busy = budget.busy(reader.next_seq)
         began = time.thread_time()
         batch = reader.read(start, most=reader.batch if busy else None)
-        data = dumps_rows(batch.rows) if batch.rows else ""
+        if batch.gap is not None or not batch.rows:
+            budget.spent(time.thread_time() - began, busy)
+            return batch.gap, start - 1, 0, b"", busy
+        last, count = int(batch.rows[-1]["seq"]), len(batch.rows)
+        data = dumps_rows(batch.rows)
+        del batch
+        event = ServerSentEvent(data=data, event="rows", id=str(last)).encode()
+        del data
         budget.spent(time.thread_time() - began, busy)
-        return batch, data, busy
+        return None, last, count, event, busy
 
     def wait_streams(self, timeout: float) -> bool:
         """Wait (bounded) until no stream is open; True if none is."""

@@ -48,7 +48,7 @@ from ..core.scheduler import Scheduler
 from ..restarts import continuing_scheduler
 from .app import Feed, asgi_app
 from .budget import SHARE
-from .server import _ThreadServer, bind_socket, url_host
+from .server import HEAD_TIMEOUT, _ThreadServer, bind_socket, head_timed_protocol, url_host
 
 __all__ = ["build_service", "main"]
 
@@ -212,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         access_log=args.access_log,
         timeout_graceful_shutdown=5,
         ws="none",
+        http=head_timed_protocol(HEAD_TIMEOUT),  # half-sent requests closed, not kept
         log_level="info",
     )
     server = _ThreadServer(config)  # no uvicorn signal handlers: ours below, in order

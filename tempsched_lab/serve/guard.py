@@ -7,11 +7,16 @@ added without it. The rules (``docs/serving.md``, "Tokens"):
   (or the control token); 401 with ``WWW-Authenticate: Bearer`` without it or with
   a wrong one;
 * without a read token, read routes answer loopback clients only (403 otherwise):
-  a service bound to another address must configure a token;
+  a service bound to another address must configure a token; and only requests
+  addressed to this machine (``Host`` of ``127.0.0.1``, ``localhost`` or ``[::1]``)
+  from no page or a page of the same origin (``Origin``), as Jupyter's server does:
+  a web page the user opens cannot read the feed by DNS rebinding (403 otherwise);
 * control routes exist only with a ``control_token`` (404 otherwise) and need it
   (401 without or wrong, 403 for the read token);
-* a token in the query string (``?token=``) is refused with 400: query strings
-  end up in access logs, proxies' logs and browser histories;
+* a token in the query string (``?token=``, ``?%74oken=``, ``?a=1;token=``,
+  ``?+token=``) is refused with 400: query strings end up in access logs, proxies'
+  logs and browser histories; the access log shows no query but the feed's own
+  cursors (:class:`TokenRedactor`);
 * tokens are compared in constant time (:func:`hmac.compare_digest`) and never
   appear in a response, an error text or a log line of ours.
 """
@@ -25,7 +30,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_plus, urlsplit
 
 __all__ = [
     "CONTROL",
@@ -33,8 +38,10 @@ __all__ = [
     "Guard",
     "TokenRedactor",
     "check_token",
+    "foreign_request",
     "install_redactor",
     "is_loopback",
+    "redact_query",
 ]
 
 Scope = MutableMapping[str, Any]
@@ -95,6 +102,70 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
+def _host_name(value: str) -> str | None:
+    """The host name of a ``Host`` header or an ``Origin``'s authority (``None``: unreadable)."""
+    try:
+        name = urlsplit("//" + value).hostname
+    except ValueError:
+        return None
+    return name
+
+
+def _shown(value: str) -> str:
+    """A client's value quoted for an error text, cut to 40 characters."""
+    return repr(value if len(value) <= 40 else value[:37] + "...")
+
+
+def foreign_request(scope: Scope) -> str | None:
+    """Why a request to a feed without a token is refused as foreign (``None``: it is not).
+
+    A feed without a token answers loopback clients; a web page the user opens is
+    such a client too, through the browser: with DNS rebinding its requests reach
+    ``127.0.0.1`` carrying ``Host: evil.example``. So, as Jupyter's server does, the
+    ``Host`` must name this machine's loopback (``127.0.0.1``, ``localhost``,
+    ``[::1]``, any port: an SSH tunnel may forward another), and an ``Origin``, when a
+    page sends one, must be the feed's own (``http://`` + the ``Host``).
+
+    >>> def scope(*headers): return {"headers": [(k.encode(), v.encode()) for k, v in headers]}
+    >>> foreign_request(scope(("host", "127.0.0.1:8765"))) is None
+    True
+    >>> foreign_request(scope(("host", "evil.example:8765")))
+    "Host 'evil.example:8765' is not this machine's loopback address"
+    >>> foreign_request(scope(("host", "localhost:8765"), ("origin", "https://evil.example")))
+    "Origin 'https://evil.example' is not this feed's own page"
+    """
+    host = origin = None
+    for key, value in scope.get("headers", ()):
+        if key == b"host":
+            host = bytes(value).decode("latin-1")
+        elif key == b"origin":
+            origin = bytes(value).decode("latin-1")
+    if host is not None and not is_loopback(_host_name(host)):
+        return f"Host {_shown(host)} is not this machine's loopback address"
+    if origin is not None:
+        parts = urlsplit(origin) if "://" in origin else None
+        same = (
+            parts is not None
+            and parts.scheme in ("http", "https")
+            and host is not None
+            and parts.netloc.lower() == host.lower()
+            and not parts.path.strip("/")
+        )
+        if not same:
+            return f"Origin {_shown(origin)} is not this feed's own page"
+    return None
+
+
+def _credentials_in(query: bytes) -> bool:
+    """Whether a query string holds a credential-like parameter, however it is spelled:
+    percent-encoded (``%74oken``), after a ``;`` or with spaces (``+token``)."""
+    text = unquote_plus(query.decode("latin-1"), encoding="latin-1")
+    for part in re.split(r"[&;]", text):
+        if part.partition("=")[0].strip().lower() in TOKEN_PARAMS:
+            return True
+    return False
+
+
 def _bearer(scope: Scope) -> bytes | None:
     for key, value in scope.get("headers", ()):
         if key == b"authorization":
@@ -150,8 +221,7 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        query = scope.get("query_string", b"").decode("latin-1")
-        if any(key.lower() in TOKEN_PARAMS for key, _ in parse_qsl(query, True)):
+        if _credentials_in(scope.get("query_string", b"")):
             await _answer(
                 send,
                 400,
@@ -192,32 +262,60 @@ class Guard:
                     "(configure token=... to serve other addresses)",
                 )
                 return
+            foreign = foreign_request(scope)
+            if foreign is not None:
+                await _answer(
+                    send,
+                    403,
+                    f"{foreign}: a feed without a token answers requests addressed to "
+                    "127.0.0.1, localhost or [::1] from no page or its own only (a web page "
+                    "could reach it by DNS rebinding); configure token=... to serve others",
+                )
+                return
             level = READ
         scope.setdefault("state", {})["tempsched_access"] = level
         await self.app(scope, receive, send)
 
 
-_QUERY_SECRET = re.compile(
-    r"([?&](?:" + "|".join(sorted(TOKEN_PARAMS)) + r")=)[^&\s\"]*", re.IGNORECASE
+#: A query the access log may show: the feed's own cursors, numbers only.
+_SAFE_QUERY = re.compile(
+    r"(?:after|start|stop)=-?[0-9]{1,20}(?:&(?:after|start|stop)=-?[0-9]{1,20})*"
 )
+_LOGGED_QUERY = re.compile(r"(?:\?|%3[fF])([^\s\"]+)")
+
+
+def redact_query(text: str) -> str:
+    """``text`` (a path, a request line) with its query blanked (from a ``?``, or a ``%3F``
+    in the path), unless the query is only the feed's numeric cursors (``after``,
+    ``start``, ``stop``).
+
+    >>> redact_query("/v1/rows?after=12"), redact_query("/v1/rows?a=1;token=abc")
+    ('/v1/rows?after=12', '/v1/rows?[redacted]')
+    """
+
+    def blank(match: re.Match[str]) -> str:
+        return match.group(0) if _SAFE_QUERY.fullmatch(match.group(1)) else "?[redacted]"
+
+    return _LOGGED_QUERY.sub(blank, text) if "?" in text or "%3" in text else text
 
 
 class TokenRedactor(logging.Filter):
-    """Blanks credential-like query values (``?token=...``) in access-log lines.
+    """Blanks the query of every request line an access log writes (``?[redacted]``),
+    except the feed's numeric cursors (``?after=12``).
 
-    The guard refuses such requests, but the ASGI server logs the request line
-    itself (uvicorn's ``uvicorn.access`` logger writes the path with its query), so
-    :func:`install_redactor` puts this filter on that logger.
+    The guard refuses credentials in a query, but the ASGI server logs the request
+    line itself (uvicorn's ``uvicorn.access`` logger writes the path with its query)
+    before anyone refuses it, and a token can be spelled in more ways than a pattern
+    of names catches (``?%74oken=``, ``?a=1;token=``, ``?+token=``): so no query is
+    shown at all. :func:`install_redactor` puts this filter on that logger.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
-        if isinstance(args, tuple) and any(isinstance(a, str) and "=" in a for a in args):
-            record.args = tuple(
-                _QUERY_SECRET.sub(r"\1[redacted]", a) if isinstance(a, str) else a for a in args
-            )
-        if isinstance(record.msg, str) and "=" in record.msg:
-            record.msg = _QUERY_SECRET.sub(r"\1[redacted]", record.msg)
+        if isinstance(args, tuple):
+            record.args = tuple(redact_query(a) if isinstance(a, str) else a for a in args)
+        if isinstance(record.msg, str):
+            record.msg = redact_query(record.msg)
         return True
 
 

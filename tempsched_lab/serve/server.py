@@ -11,6 +11,7 @@ and waits for its thread, within a bound.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import threading
@@ -18,7 +19,9 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .app import Feed, asgi_app
 from .guard import is_loopback
@@ -26,7 +29,18 @@ from .guard import is_loopback
 if TYPE_CHECKING:
     from ..core.scheduler import Scheduler
 
-__all__ = ["ServerHandle", "bind_socket", "serve", "url_host"]
+__all__ = [
+    "HEAD_TIMEOUT",
+    "ServerHandle",
+    "bind_socket",
+    "head_timed_protocol",
+    "serve",
+    "url_host",
+]
+
+#: Seconds a client has to send a whole request (its head, and its body if any) once it
+#: began one or connected: then the connection is closed. uvicorn alone waits for ever.
+HEAD_TIMEOUT = 10.0
 
 
 class _ThreadServer(uvicorn.Server):
@@ -35,6 +49,65 @@ class _ThreadServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         yield
+
+
+class _HeadTimedH11(H11Protocol):
+    """uvicorn's h11 protocol with a bound on receiving a request: a connection whose
+    request is not whole ``head_timeout`` seconds after it connected, or after the first
+    byte of its next request, is closed. Trickling bytes does not extend the time. Once
+    a request is whole (a stream included), the timer is off."""
+
+    head_timeout = HEAD_TIMEOUT
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY):
+            self._arm()  # a request begun, not whole yet: its time runs (once armed, kept)
+        else:
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        self._disarm()  # idle until the next request: uvicorn's keep-alive timeout
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        if self._head_timer is None:
+            self._head_timer = self.loop.call_later(self.head_timeout, self._head_late)
+
+    def _disarm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_late(self) -> None:
+        self._head_timer = None
+        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+            self.transport.close()
+
+
+def head_timed_protocol(head_timeout: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol that closes a connection whose request is not whole within
+    ``head_timeout`` seconds (``uvicorn.Config(app, http=head_timed_protocol(10.0))``).
+
+    >>> head_timed_protocol(2.5).head_timeout
+    2.5
+    """
+    if (
+        isinstance(head_timeout, bool)
+        or not isinstance(head_timeout, (int, float))
+        or not 0 < head_timeout < float("inf")
+    ):
+        raise ValueError(f"head_timeout={head_timeout!r}: expected a positive number of seconds")
+    return type("HeadTimedH11", (_HeadTimedH11,), {"head_timeout": float(head_timeout)})
 
 
 class ServerHandle:
@@ -94,6 +167,7 @@ def serve(
     token: str | None = None,
     control_token: str | None = None,
     ready_timeout: float = 10.0,
+    head_timeout: float = HEAD_TIMEOUT,
     **options: Any,
 ) -> ServerHandle:
     """Serve ``scheduler``'s feed over HTTP from a daemon thread; returns a :class:`ServerHandle`.
@@ -106,6 +180,9 @@ def serve(
         port: the port; ``0`` picks a free one (``handle.url`` has it).
         token, control_token: see :func:`~tempsched_lab.serve.app.asgi_app`.
         ready_timeout: the longest to wait for the server to accept connections.
+        head_timeout: seconds a client has to send a whole request once it connected
+            (or began its next one on a kept-alive connection); then it is closed, so
+            half-sent requests cannot pile up (uvicorn alone keeps them for ever).
         options: passed to ``asgi_app`` (``ping``, ``poll``, ``batch``, ``share``).
 
     Reach another machine's feed through an SSH tunnel rather than a public port
@@ -121,6 +198,7 @@ def serve(
             "machine needs a token (token=secrets.token_urlsafe(32)), or keep host='127.0.0.1' "
             "and reach it through an SSH tunnel"
         )
+    protocol = head_timed_protocol(head_timeout)
     app = asgi_app(scheduler, token=token, control_token=control_token, **options)
     feed: Feed = app.state.feed
     sock = bind_socket(host, port)
@@ -132,6 +210,7 @@ def serve(
         lifespan="off",
         timeout_graceful_shutdown=2,
         ws="none",
+        http=protocol,
     )
     server = _ThreadServer(config)
     thread = threading.Thread(

@@ -1,0 +1,111 @@
+"""A reader that connects and never reads holds at most one encoded event (issue 41,
+finding 7).
+
+A second process serves a finished log of 100,000 rows; 40 real sockets ask for the
+stream from the first row with a small receive buffer and never read. The service's
+RSS is sampled: it stays flat (a few hundred KiB an event, not the batch's row
+objects, their JSON text and the event: ~9 MiB a reader before).
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("uvicorn")
+pytest.importorskip("httpx")
+
+pytestmark = pytest.mark.slow
+
+ROWS = 100_000
+READERS = 40
+SCRIPT = f"""
+import sys, time
+from tempsched_lab import Scheduler, VirtualClock
+from tempsched_lab.serve import serve
+
+def job():
+    return None
+
+s = Scheduler(VirtualClock(start=0.0))
+s.schedule_many([(job, 1.0 + i * 1e-3, ()) for i in range({ROWS} // 3)])
+s.clock.run_until_idle()
+s.shutdown()
+server = serve(s, poll=0.01)
+print(server.url, s.log.next_seq, flush=True)
+sys.stdin.read()  # until the test closes it
+server.close()
+"""
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def _settled_rss_kib(pid: int) -> int:
+    """The RSS once it changed by under 256 KiB over 200 ms (at most 10 s of looking)."""
+    last = _rss_kib(pid)
+    for _ in range(50):
+        time.sleep(0.2)
+        now = _rss_kib(pid)
+        if abs(now - last) < 256:
+            return now
+        last = now
+    raise AssertionError("the service's RSS never settled")
+
+
+def _stalled(port: int, after: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4_096)
+    sock.connect(("127.0.0.1", port))
+    request = f"GET /v1/rows?after={after} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+    sock.sendall(request.encode())
+    return sock  # never read
+
+
+def test_forty_stalled_readers_leave_the_services_memory_flat() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    sockets: list[socket.socket] = []
+    try:
+        assert process.stdout is not None
+        url, rows = process.stdout.readline().split()
+        assert int(rows) >= ROWS
+        port = int(url.rsplit(":", 1)[1])
+        # one reader first, read to a stall too: the shared catch-up frames are then built
+        sockets.append(_stalled(port, -1))
+        before = _settled_rss_kib(process.pid)  # its batch sent, the shared frames built
+        for i in range(READERS):
+            sockets.append(_stalled(port, (i * 2_400) % (ROWS - 5_000)))
+        samples = []
+        for _ in range(30):  # 3 s of samples, every 100 ms
+            time.sleep(0.1)
+            samples.append(_rss_kib(process.pid))
+        growth_mib = (max(samples) - before) / 1024
+        late_mib = (samples[-1] - samples[len(samples) // 2]) / 1024
+        print(
+            f"{READERS} stalled readers: RSS {before / 1024:.0f} MiB, +{growth_mib:.1f} MiB "
+            f"(last 1.5 s: {late_mib:+.1f} MiB)"
+        )
+        # one encoded event (<= 2,048 rows of JSON, under 1 MiB) per stalled reader, the
+        # catch-up frames they share, a few batches being read: was ~9 MiB a reader
+        assert growth_mib < 100, samples
+        assert abs(late_mib) < 10, samples  # flat: nothing grows while they stall
+    finally:
+        for sock in sockets:
+            sock.close()
+        if process.stdin is not None:
+            process.stdin.close()
+        process.wait(30)
