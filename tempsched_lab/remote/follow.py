@@ -51,6 +51,7 @@ def attach_dir(
     follow: bool = True,
     design: str = "sorteddict",
     poll: float = POLL,
+    max_rows: int | None = None,
 ) -> RemoteScheduler:
     """A mirror of the log spilled to ``path``: replayed now (``follow=False``) or followed.
 
@@ -59,7 +60,8 @@ def attach_dir(
     each new segment within ``poll`` seconds of its appearing, until the
     log is closed (its manifest says so) or :meth:`RemoteScheduler.close` is called.
     ``design`` is the queue design whose picture the mirror draws (the state is
-    the same for every design).
+    the same for every design). ``max_rows``: hold only the newest rows (see
+    :class:`RemoteScheduler`; the rows dropped are named by its ``dropped_rows``).
 
     A directory that is no spill directory (no manifest, no segment) raises
     :class:`~tempsched_lab.log.files.LogFileError` naming it.
@@ -73,7 +75,9 @@ def attach_dir(
     if manifest is None and not any(_SEGMENT.fullmatch(p.name) for p in directory.iterdir()):
         raise LogFileError(f"{directory}: not a spill directory (no log.json, no segments)")
     origin = float(manifest["time_origin"]) if manifest is not None else 0.0
-    mirror = RemoteScheduler(str(directory), name=directory.name, time_origin=origin, design=design)
+    mirror = RemoteScheduler(
+        str(directory), name=directory.name, time_origin=origin, design=design, max_rows=max_rows
+    )
     feed = DirectoryFeed(mirror, directory, follow=follow, poll=float(poll))
     mirror.feed = feed
     if follow:
