@@ -4,11 +4,13 @@ A spill directory (``EventLog(spill=...)``, see :mod:`tempsched_lab.log.files.sp
 gets a new Parquet segment each time the log writes a chunk, atomically (a hidden
 temporary name, then a rename). :func:`attach_dir` reads the segments written so
 far with the checks :func:`~tempsched_lab.read_log` makes (each segment's number,
-time origin and checksums), then, with ``follow=True``, looks for the next one a few
-times a second. Only complete segments are ever read: a temporary file does not
-have a segment's name. A segment that is missing while a later one is there (deleted,
-or lost) is a named gap: the rows it held, from the seq after the last row read to
-the one before the next segment's first.
+time origin and checksums, and that each segment continues the one before it, seq
+after seq: a segment of another log, or of a rotated directory, is refused, never
+mirrored), then, with ``follow=True``, looks for the next one a few times a second.
+Only complete segments are ever read: a temporary file does not have a segment's name.
+A segment that is missing while a later one is there (deleted, or lost) is a named
+gap: the rows it held, from the seq after the last row read to the one before the
+next segment's first.
 
 >>> import tempfile
 >>> from tempsched_lab import Scheduler, VirtualClock
@@ -51,6 +53,7 @@ def attach_dir(
     follow: bool = True,
     design: str = "sorteddict",
     poll: float = POLL,
+    max_rows: int | None = None,
 ) -> RemoteScheduler:
     """A mirror of the log spilled to ``path``: replayed now (``follow=False``) or followed.
 
@@ -59,7 +62,8 @@ def attach_dir(
     each new segment within ``poll`` seconds of its appearing, until the
     log is closed (its manifest says so) or :meth:`RemoteScheduler.close` is called.
     ``design`` is the queue design whose picture the mirror draws (the state is
-    the same for every design).
+    the same for every design). ``max_rows``: hold only the newest rows (see
+    :class:`RemoteScheduler`; the rows dropped are named by its ``dropped_rows``).
 
     A directory that is no spill directory (no manifest, no segment) raises
     :class:`~tempsched_lab.log.files.LogFileError` naming it.
@@ -70,10 +74,19 @@ def attach_dir(
     if not isinstance(poll, (int, float)) or isinstance(poll, bool) or not 0 < poll <= 60:
         raise ValueError(f"poll={poll!r}: expected seconds, more than 0 and at most 60")
     manifest = _read_manifest(directory)
-    if manifest is None and not any(_SEGMENT.fullmatch(p.name) for p in directory.iterdir()):
+    segments = sorted(
+        (int(m.group(1)), p) for p in directory.iterdir() if (m := _SEGMENT.fullmatch(p.name))
+    )
+    if manifest is None and not segments:
         raise LogFileError(f"{directory}: not a spill directory (no log.json, no segments)")
-    origin = float(manifest["time_origin"]) if manifest is not None else 0.0
-    mirror = RemoteScheduler(str(directory), name=directory.name, time_origin=origin, design=design)
+    if manifest is not None:
+        origin = float(manifest["time_origin"])
+    else:  # no manifest (yet): the first segment says the log's origin
+        _, meta = read_parquet_log(segments[0][1], f"{directory}: {segments[0][1].name}")
+        origin = float(meta["time_origin"]) if meta is not None else 0.0
+    mirror = RemoteScheduler(
+        str(directory), name=directory.name, time_origin=origin, design=design, max_rows=max_rows
+    )
     feed = DirectoryFeed(mirror, directory, follow=follow, poll=float(poll))
     mirror.feed = feed
     if follow:
@@ -101,6 +114,9 @@ class DirectoryFeed:
         if self.first_seq:
             mirror.begin_at(self.first_seq)
         self._missing: str | None = None  # why the rows before the next segment are missing
+        self._last: int | None = None  # the seq of the last row read (None: none yet)
+        self._read = 0  # rows read from segments
+        self._skipped = False  # a segment was missing
         self._stop = threading.Event()
         self.thread: threading.Thread | None = None
         mirror.add_stopper(self.stop)
@@ -125,8 +141,9 @@ class DirectoryFeed:
         try:
             while not self._stop.is_set():
                 manifest = _read_manifest(self.directory)
-                self.read_new()
                 closed = manifest is not None and bool(manifest.get("closed"))
+                # a closed log's segments only: one past them is another log's (_finish)
+                self.read_new(int(manifest["segments"]) if manifest and closed else None)
                 if (
                     manifest is not None and closed
                 ):  # every segment of a closed log was written before it closed
@@ -152,15 +169,16 @@ class DirectoryFeed:
                 self._stop.wait(self.poll)
         except (LogFileError, OSError, ValueError) as exc:
             # never raised from the thread: the link says it (the mirror keeps its rows)
-            self.mirror.end(f"reading {self.directory} failed: {exc}")
+            self.mirror.end(f"reading {self.directory} failed: {exc}", failed=True)
             if not self.follow:
                 raise
             return
         self.mirror.end("the mirror was closed")
 
-    def read_new(self) -> None:
-        """Read the segments that are there from :attr:`number` on, naming a missing one."""
-        while not self._stop.is_set():
+    def read_new(self, last: int | None = None) -> None:
+        """Read the segments that are there from :attr:`number` on (up to ``last``), naming
+        a missing one."""
+        while not self._stop.is_set() and (last is None or self.number <= last):
             found = {
                 int(m.group(1)): p
                 for p in self.directory.iterdir()
@@ -168,7 +186,7 @@ class DirectoryFeed:
             }
             path = found.get(self.number)
             if path is None:
-                later = [n for n in found if n > self.number]
+                later = [n for n in found if n > self.number and (last is None or n <= last)]
                 if not later:
                     return
                 skip = min(later)
@@ -178,6 +196,7 @@ class DirectoryFeed:
                     else f"segments {self.number}..{skip - 1} are missing"
                 )
                 self.number = skip
+                self._skipped = True
                 continue
             source = f"{self.directory}: segment {self.number} ({path.name})"
             try:
@@ -187,6 +206,9 @@ class DirectoryFeed:
             self._check(meta, source)
             if len(frame):
                 first = int(frame["seq"].iloc[0])
+                self._check_seq(first, source)
+                self._last = int(frame["seq"].iloc[-1])
+                self._read += len(frame)
                 if first > self.mirror.applied and self._missing is not None:
                     self.mirror.gap(self.mirror.applied, first - 1, self._missing)
                 self.mirror.apply(frame)
@@ -199,9 +221,41 @@ class DirectoryFeed:
         if float(meta["time_origin"]) != self.mirror.time_origin:
             raise LogFileError(f"{source}: its time origin differs from the log's")
 
+    def _check_seq(self, first: int, source: str) -> None:
+        """A segment continues the one before it (after a missing one: goes on after it), as
+        :func:`~tempsched_lab.read_log` checks: else it is another log's (refused)."""
+        last = self._last
+        if last is None:
+            return
+        if first == last + 1 and self._missing is None:
+            return
+        if first > last + 1 and self._missing is not None:
+            return  # the missing segment's rows: a named gap
+        raise LogFileError(
+            f"{source}: starts at seq {first}, but the segment before it ends at seq {last}: "
+            "rows are missing or repeated (a segment of another log, or of a rotated "
+            "directory?)"
+        )
+
     def _finish(self, manifest: dict[str, Any]) -> None:
-        """The log was closed: name what it says is missing, then end."""
+        """The log was closed: check it holds what it says (as ``read_log`` does), name what
+        it says is missing, then end."""
+        last = int(manifest["segments"])
+        later = sorted(
+            n
+            for p in self.directory.iterdir()
+            if (m := _SEGMENT.fullmatch(p.name)) and (n := int(m.group(1))) > last
+        )
+        if later:
+            raise LogFileError(
+                f"{self.directory}: holds {segment_name(later[0])} but the log was closed after "
+                f"{last} segments (a segment of another log?)"
+            )
         rows = int(manifest.get("rows", self.mirror.applied))
+        if not self._skipped and self._missing is None and self._read != rows:
+            raise LogFileError(
+                f"{self.directory}: holds {self._read:,} rows; the log was closed with {rows:,}"
+            )
         end_seq = self.first_seq + rows
         missing = manifest.get("missing")
         incomplete = _incomplete(manifest, str(self.directory))

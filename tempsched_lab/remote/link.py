@@ -21,7 +21,7 @@ from ..time.scale import TimeScale
 
 __all__ = ["Gap", "Link", "LinkState"]
 
-LinkState = Literal["connecting", "live", "reconnecting", "gap", "closed"]
+LinkState = Literal["connecting", "live", "reconnecting", "failed", "gap", "closed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +59,10 @@ class Link:
     Attributes:
         state: ``"connecting"`` (not reached yet), ``"live"`` (rows arrive as they are
             recorded), ``"reconnecting"`` (the connection was lost at ``since``; the
-            mirror tries again and will resume after its last row), ``"gap"`` (live,
+            mirror tries again and will resume after its last row), ``"failed"`` (the
+            feed sent what the mirror cannot read: a malformed event, one over the size
+            or time bound, a segment of another log; ``why`` names it and which event;
+            a served feed is tried again after a backoff), ``"gap"`` (live,
             but rows named in ``gap`` are missing for good), ``"closed"`` (the
             scheduler shut down, or the mirror was closed, or a replay ended).
         since: the mirror's clock reading when this state began (``None``: unknown).
@@ -86,6 +89,9 @@ class Link:
             tries = f" (attempt {self.attempts})" if self.attempts else ""
             why = f": {self.why}" if self.why else ""
             return f"reconnecting{since}{tries}{why}"
+        if self.state == "failed":
+            tries = f" (attempt {self.attempts})" if self.attempts else ""
+            return f"failed{since}{tries}: {self.why}"
         if self.state == "closed":
             return f"closed{since}" + (f": {self.why}" if self.why else "")
         return self.state

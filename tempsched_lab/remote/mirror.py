@@ -40,7 +40,7 @@ from ..log.eventlog import EventLog
 from ..log.kinds import Kind
 from ..reading.replay import Replayer
 from ..time.scale import TimeScale
-from .link import Gap, Link
+from .link import Gap, Link, LinkState
 from .rows import Row, frame_rows, json_row
 
 if TYPE_CHECKING:
@@ -118,6 +118,14 @@ class RemoteScheduler:
             without it :meth:`cancel` raises :class:`ReadOnlyMirrorError`.
         live_clock: the clock runs on between rows while the link is live (a served
             scheduler); otherwise it stays at the last row's time (a spill directory).
+        max_rows: hold only the newest ``max_rows`` rows (``None``: every row): older
+            ones are dropped as new ones come, and named (:attr:`dropped_rows`, the
+            first range of ``history().attrs["gaps"]``).
+
+    >>> m = RemoteScheduler("example", max_rows=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_rows=0: expected a positive integer or None
     """
 
     def __init__(
@@ -129,7 +137,14 @@ class RemoteScheduler:
         design: str = "sorteddict",
         canceller: Callable[[int], CancelResult] | None = None,
         live_clock: bool = False,
+        max_rows: int | None = None,
     ) -> None:
+        if max_rows is not None and (
+            isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
+        ):
+            raise ValueError(f"max_rows={max_rows!r}: expected a positive integer or None")
+        #: the most rows held (``None``: every row)
+        self.max_rows = max_rows
         self.source = source
         self.name = name
         self.time_origin = float(time_origin)
@@ -145,6 +160,8 @@ class RemoteScheduler:
         self._replayer = Replayer(self.log.to_frame(), queue=design)
         self._running: dict[int, TaskView] = {}
         self._applied = 0
+        self._received_from = 0  # the first seq the mirror held (or would have)
+        self._trimmed = 0  # the seq after the rows of the logs dropped whole (_trim)
         self._replayed = 0  # rows the queue has been replayed up to (before _applied)
         self._moments = 0
         self._closed_at: float | None = None
@@ -204,14 +221,35 @@ class RemoteScheduler:
                 time_scale=self.time_scale,
             )
 
+    @property
+    def dropped_rows(self) -> Gap | None:
+        """The rows dropped to keep at most :attr:`max_rows` (from the first row received to
+        the one before the oldest held), or ``None`` while none was dropped."""
+        with self._lock:
+            oldest = self._trimmed
+            for log in [*self.earlier, self.log]:
+                if log.dropped:
+                    oldest = max(oldest, log.next_seq - len(log))
+            if oldest <= self._received_from:
+                return None
+            return Gap(
+                self._received_from,
+                oldest - 1,
+                f"dropped from the mirror, which keeps the newest {self.max_rows:,} rows "
+                "(max_rows)",
+            )
+
     def history(self) -> pd.DataFrame:
-        """Every row the mirror holds, across its gaps, as one frame (gaps in ``attrs["gaps"]``)."""
+        """Every row the mirror holds, across its gaps, as one frame (gaps in ``attrs["gaps"]``,
+        the rows :attr:`dropped_rows` first)."""
         from ..log.files.normalize import concat_frames
 
         frames = [log.to_frame() for log in [*self.earlier, self.log]]
         out = concat_frames(frames)
         out.attrs = dict(frames[-1].attrs)
-        out.attrs["gaps"] = [(g.first, g.last, g.why) for g in self.gaps]
+        dropped = self.dropped_rows
+        gaps = ([] if dropped is None else [dropped]) + list(self.gaps)
+        out.attrs["gaps"] = [(g.first, g.last, g.why) for g in gaps]
         return out
 
     # -- what a feed calls ----------------------------------------------------------------
@@ -233,6 +271,8 @@ class RemoteScheduler:
         if not rows:
             return 0
         first = int(rows[0]["seq"])
+        if [row["seq"] for row in rows] != list(range(first, first + len(rows))):
+            raise ValueError(f"rows from seq {first}: their seq numbers do not follow each other")
         skip = max(self._applied - first, 0)
         return self.apply_rows(first + skip, [json_row(r, time_origin) for r in rows[skip:]])
 
@@ -251,10 +291,18 @@ class RemoteScheduler:
             if skip >= len(rows):
                 return 0
             new = rows[max(skip, 0) :]
-            with self._log_lock:
-                for row in new:
-                    self.log.append(row)
-            self._applied += len(new)
+            step = len(new) if self.max_rows is None else max(1, self.max_rows // 2)
+            for at in range(0, len(new), step):
+                piece = new[at : at + step]
+                if self.max_rows is not None and (
+                    self._applied + len(piece) - self._replayed > self.max_rows
+                ):
+                    self._catch_up()  # replayed before the log may drop them
+                with self._log_lock:
+                    for row in piece:
+                        self.log.append(row)
+                self._applied += len(piece)
+            self._trim()
         last_t = new[-1][1]  # COMMON: t, wall, thread
         self.clock.hear(last_t, running=self._live_clock and self._link.state in ("live", "gap"))
         return len(new)
@@ -296,6 +344,14 @@ class RemoteScheduler:
             else:
                 self._running.pop(tid, None)
 
+    def _trim(self) -> None:
+        """Drop the oldest logs held before gaps while more than :attr:`max_rows` rows are held
+        (the current log bounds itself: lock held)."""
+        if self.max_rows is None:
+            return
+        while self.earlier and sum(len(log) for log in [*self.earlier, self.log]) > self.max_rows:
+            self._trimmed = self.earlier.pop(0).next_seq
+
     def begin_at(self, seq: int) -> None:
         """Hold no row before ``seq`` (a mirror attached from now on, not from the first row):
         the queue it replays holds only the tasks scheduled from there."""
@@ -303,7 +359,7 @@ class RemoteScheduler:
             if self._applied:
                 raise ValueError(f"seq={seq!r}: the mirror holds rows already")
             self.log = self._new_log(seq)
-            self._applied = self._replayed = seq
+            self._applied = self._replayed = self._received_from = seq
 
     def gap(self, first: int, last: int, why: str, *, at_most: bool = False) -> None:
         """Rows ``first..last`` will never come: name them and go on after them
@@ -319,6 +375,7 @@ class RemoteScheduler:
                 self.earlier.append(self.log)
             self.log = self._new_log(last + 1)
             self._applied = self._replayed = last + 1
+            self._trim()
         self.set_link(Link("gap", since=self.clock.now(), gap=gap))
 
     def set_link(self, link: Link) -> None:
@@ -327,7 +384,7 @@ class RemoteScheduler:
             link = Link(
                 link.state, link.since, self.gaps[-1], link.why, link.attempts, link.restarted
             )
-        if link.state == "reconnecting":
+        if link.state in ("reconnecting", "failed"):
             self.clock.stop()
         self._link = link
         for observer in list(self._observers):
@@ -337,16 +394,18 @@ class RemoteScheduler:
                 self.observer_errors.append(exc)
                 self._observers.remove(observer)
 
-    def end(self, why: str, *, restarted: bool = False) -> None:
+    def end(self, why: str, *, restarted: bool = False, failed: bool = False) -> None:
         """The mirrored scheduler shut down (or the replay ended, or the service restarted
-        with a new log: ``restarted``): the mirror is closed."""
+        with a new log: ``restarted``): the mirror is closed (its link ``closed``, or
+        ``failed`` when what it read cannot be followed: ``failed``)."""
         self.clock.stop()
         with self._lock:
             if self._closed_at is not None:
                 return  # the first reason stays
             self._closed_at = self.clock.now()
             self._running.clear()
-        self.set_link(Link("closed", since=self._closed_at, why=why, restarted=restarted))
+        state: LinkState = "failed" if failed else "closed"
+        self.set_link(Link(state, since=self._closed_at, why=why, restarted=restarted))
 
     def on_link(self, callback: Callable[[Link], Any]) -> Callable[[], None]:
         """Call ``callback(link)`` (from the feed's thread) at each change; returns a remover."""
@@ -363,7 +422,9 @@ class RemoteScheduler:
         self._stoppers.append(stop)
 
     def _new_log(self, first: int) -> EventLog:
-        return EventLog(lock=self._log_lock, time_origin=self.time_origin, first_seq=first)
+        return EventLog(
+            self.max_rows, lock=self._log_lock, time_origin=self.time_origin, first_seq=first
+        )
 
     # -- what a mirror does not do ---------------------------------------------------------
     def _refuse(self, what: str) -> ReadOnlyMirrorError:

@@ -88,8 +88,8 @@ def tail(
         gaps_said = _say_gaps(mirror, gaps_said, say)
         said += narrator.poll()
         now = mirror.link
-        if (now != link and now.state in ("reconnecting", "closed")) or (
-            now.state == "live" and link is not None and link.state == "reconnecting"
+        if (now != link and now.state in ("reconnecting", "failed", "closed")) or (
+            now.state == "live" and link is not None and link.state in ("reconnecting", "failed")
         ):
             say(f"-- {now.text(scale)}")
         link = now

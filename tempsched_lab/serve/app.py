@@ -150,7 +150,9 @@ class Feed:
         s = self.scheduler
         moment = s.moment()
         first = self.reader.first_held()
-        return moment_to_json(moment, name=s.name, first_seq=first, log_id=self.log_id)
+        data = moment_to_json(moment, name=s.name, first_seq=first, log_id=self.log_id)
+        data["ping"] = self.ping  # a mirror's read timeout follows it (remote/stream.py)
+        return data
 
     def finished(self) -> bool:
         """The scheduler is shut down and will record no more rows."""

@@ -41,6 +41,7 @@ _LOOK = {
     "connecting": ("#f5f5f5", "#bbb", "connecting"),
     "live": ("#eaf6ea", "#5a5", "live"),
     "reconnecting": ("#fff4e0", "#d80", "reconnecting"),
+    "failed": ("#fdeaea", "#c33", "failed"),
     "gap": ("#fdeaea", "#c33", "gap"),
     "closed": ("#eee", "#777", "closed"),
 }
