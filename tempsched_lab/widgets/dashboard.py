@@ -126,6 +126,16 @@ class Dashboard:
     >>> dash.close()
     """
 
+    def __new__(cls, scheduler: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """``Dashboard(fleet)``: a :class:`~tempsched_lab.widgets.fleetview.FleetView`."""
+        from ..remote.fleet import Fleet
+
+        if isinstance(scheduler, Fleet):
+            from .fleetview import FleetView
+
+            return FleetView(scheduler, *args, **kwargs)
+        return super().__new__(cls)
+
     def __init__(
         self,
         scheduler: Scheduler,
