@@ -184,3 +184,69 @@ def test_bad_names_and_seeds_are_refused_naming_the_value():
         exercise("misfire", seed=-1)
     with pytest.raises(ValueError, match="seed=True"):
         exercise("misfire", seed=True)
+
+
+# -- the student build -------------------------------------------------------------------------
+def _notebook(path):
+    import nbformat
+
+    v4 = nbformat.v4
+    cells = [
+        v4.new_markdown_cell("# A lesson"),
+        v4.new_code_cell("x = 1", metadata={"tags": ["exercise"]}),
+        v4.new_code_cell("x = 2  # worked", metadata={"tags": ["solution"]}),
+        v4.new_markdown_cell("Why: ...", metadata={"tags": ["solution", "hide-input"]}),
+        v4.new_code_cell("print(x)", metadata={"tags": ["solutions"]}),  # not the tag
+        v4.new_raw_cell("solution", metadata={"tags": []}),
+    ]
+    nbformat.write(
+        v4.new_notebook(
+            cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}}
+        ),
+        path,
+    )
+    return cells
+
+
+def test_the_student_build_removes_exactly_the_tagged_cells(tmp_path):
+    import nbformat
+
+    from tempsched_lab.__main__ import main
+
+    (tmp_path / "src").mkdir()
+    cells = _notebook(tmp_path / "src" / "lesson.ipynb")
+    assert main(["teach", "build", "--student", str(tmp_path / "src"), str(tmp_path / "s")]) == 0
+    assert main(["teach", "build", "--instructor", str(tmp_path / "src"), str(tmp_path / "i")]) == 0
+    student = nbformat.read(tmp_path / "s" / "lesson.ipynb", as_version=4)
+    teacher = nbformat.read(tmp_path / "i" / "lesson.ipynb", as_version=4)
+    original = nbformat.read(tmp_path / "src" / "lesson.ipynb", as_version=4)
+    kept = [c for i, c in enumerate(original.cells) if i not in (2, 3)]
+    assert student.cells == kept and len(cells) - len(student.cells) == 2
+    assert teacher.cells == original.cells and student.metadata == original.metadata
+
+
+def test_the_build_refuses_to_overwrite_and_names_a_bad_source(tmp_path, capsys):
+    from tempsched_lab.__main__ import main
+
+    _notebook(tmp_path / "lesson.ipynb")
+    with pytest.raises(SystemExit) as exit_:
+        main(["teach", "build", "--student", str(tmp_path / "lesson.ipynb"), str(tmp_path)])
+    assert exit_.value.code == 2 and "overwrite" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["teach", "build", "--student", str(tmp_path / "none.ipynb"), str(tmp_path / "o")])
+    assert "source=" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["teach", "build", str(tmp_path / "lesson.ipynb"), str(tmp_path / "o")])
+    assert "--student" in capsys.readouterr().err
+
+
+def test_teach_list_and_show_print_the_catalog_and_a_problem(capsys):
+    from tempsched_lab.__main__ import main
+
+    assert main(["teach", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in KINDS)
+    assert main(["teach", "show", "periodic", "--seed", "4", "--answer"]) == 0
+    out = capsys.readouterr().out
+    ex = exercise("periodic", seed=4)
+    assert ex.problem in out and ex.share in out and "Answer:" in out

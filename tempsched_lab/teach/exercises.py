@@ -432,8 +432,8 @@ def _misfire(rng: random.Random, seed: int) -> Exercise:
     steps = tuple(
         Step(
             f"run {i + 1} of tick",
-            round(row_float(r["due"]), 6),
-            f"due {scale.at(r['due'])} (it ran at {scale.at(r['t'])})",
+            round(row_float(r["t"]), 6),
+            f"{scale.at(r['t'])} (the run due {scale.at(r['due'])})",
             describe_row(r, scale),
             row_int(r["seq"]),
             why,
@@ -448,9 +448,9 @@ def _misfire(rng: random.Random, seed: int) -> Exercise:
         f"  schedule tick every 1.000 s (first run at t = 1.000 s; it takes no time)\n"
         f"  schedule hog at {scale.at(hog_at)}; hog takes {fmt_duration(takes)} and blocks "
         f"the worker\nThe clock runs to {scale.at(end)}. Which runs of tick happen? "
-        "Give each run's due time.",
+        "Give the time each run starts.",
         [s.value for s in steps],
-        "a list of due times in seconds, one per run of tick, e.g. [1, 2, 5]",
+        "a list of start times in seconds, one per run of tick, e.g. [1, 4.5, 5]",
         (steps,),
         ("",),
         (
