@@ -250,3 +250,51 @@ def test_teach_list_and_show_print_the_catalog_and_a_problem(capsys):
     out = capsys.readouterr().out
     ex = exercise("periodic", seed=4)
     assert ex.problem in out and ex.share in out and "Answer:" in out
+
+
+# -- the exercise widget (no browser) ----------------------------------------------------------
+def test_the_widget_predicts_then_reveals_and_keeps_the_score():
+    from tempsched_lab.widgets import ExerciseWidget
+
+    w = ExerciseWidget("firing-order", seed=3, picture=False)
+    try:
+        assert w.reveal_button.disabled  # predict first
+        w.reveal()
+        assert w.revealed.value == ""
+        bad = w.submit("nonsense")
+        assert bad.malformed and w.score == (0, 0) and w.reveal_button.disabled
+        first = w.exercise.answer[0]
+        w.answer.value = f"{first[0]}@{first[1] + 1}"  # Enter in the box checks it
+        assert w.results[-1].step == 0 and w.score == (0, 1)
+        assert "data-correct='0'" in w.result.value and not w.reveal_button.disabled
+        w.reveal()
+        assert w.revealed.value.count("<tr data-ok=") == len(w.exercise.steps[0])
+        assert w.exercise.steps[0][0].sentence in w.revealed.value
+        w.submit(w.exercise.answer)
+        assert w.score == (0, 1)  # only an exercise's first answer counts
+        w.next_button.click()
+        assert w.exercise.share == "exercise firing-order, seed 4" and w.reveal_button.disabled
+        w.submit(w.exercise.answer)
+        assert w.score == (1, 2) and "data-right='1' data-asked='2'" in w.score_text.value
+        w.kind.value, w.seed.value = "misfire", 12
+        w.pose_button.click()
+        assert w.exercise.share == "exercise misfire, seed 12" and w.results == []
+        assert w.show_hint() in w.hints.value.replace("&#x27;", "'")
+    finally:
+        w.close()
+
+
+def test_the_widget_in_projector_type_and_its_picture():
+    from tempsched_lab.widgets import ExerciseWidget
+
+    w = ExerciseWidget("lateness", seed=1, scale="projector")
+    try:
+        assert "tsl-projector" in w.widget._dom_classes and w.min_px == 16
+        w.submit(w.exercise.answer)
+        w.reveal()
+        big = len(w.image.value)
+        assert w.image.value[:4] == b"\x89PNG" and w.image.layout.display == ""
+        w.projector.value = False  # the toggle: back to the default type
+        assert "tsl-projector" not in w.widget._dom_classes and 0 < len(w.image.value) < big
+    finally:
+        w.close()

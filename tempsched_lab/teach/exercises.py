@@ -135,6 +135,18 @@ class Exercise:
             )
         return compare(given, self.steps, self.parts, noun=self.noun, show=self._show)
 
+    def parse(self, answer: Any) -> list[list[Any]]:
+        """``answer`` read into one list of items per part; raises :class:`AnswerError`.
+
+        >>> exercise("decision-tree", seed=0).parse("2, 6")
+        [[2, 6]]
+        """
+        return self._parse(answer)
+
+    def say(self, item: Any) -> str:
+        """One item of an answer in words (``case 4 (new time point)``, ``t = 1.500 s``)."""
+        return self._show(item)
+
     def hint(self) -> str:
         """The next hint (the last one again once all were given).
 
@@ -267,13 +279,26 @@ def _timeline(ex: Exercise) -> Any:
     return plot_timeline(ex.frame).figure
 
 
+def _timelines(ex: Exercise) -> Any:
+    """One timeline per part (the frame's ``design`` column names the part)."""
+    from ..plots import new_figure, plot_timeline
+
+    figure = new_figure((9.0, 2.6 * len(ex.parts)))
+    for i, part in enumerate(ex.parts):
+        ax = figure.add_subplot(len(ex.parts), 1, i + 1)
+        plot_timeline(ex.frame[ex.frame["design"] == part].drop(columns="design"), ax=ax)
+        ax.set_title(part)
+    return figure
+
+
 def _tree(ex: Exercise) -> Any:
+    from collections import Counter
+
     from ..plots import plot_decision_tree
 
-    requests = _requests_of(ex.frame)
-    counts = [row_int(r["case"]) for r in requests]
-    case = counts[-1] if counts else None
-    return plot_decision_tree(case, counts=[c for c in counts if c]).figure
+    cases = [step.value for step in ex.steps[0]]
+    highlight = cases[0] if len(cases) == 1 else None
+    return plot_decision_tree(highlight, counts=dict(Counter(cases))).figure
 
 
 # -- 1. the decision tree ----------------------------------------------------------------------
@@ -528,6 +553,7 @@ def _periodic(rng: random.Random, seed: int) -> Exercise:
         ),
         pd.concat(frames, keys=parts, names=["design"]).reset_index(level=0),
         lambda value: parse_parts(value, parts, parse_times),
+        _timelines,
         noun="run",
     )
 
