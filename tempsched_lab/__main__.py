@@ -1,6 +1,9 @@
 """Command line: ``tempsched-lab demo [--virtual] [--seconds S] [--out DIR]``,
 ``tempsched-lab serve NOTEBOOK [VOILA OPTIONS]``,
-``tempsched-lab tail URL_OR_DIR [--token-file F] [--from-start]``, ``--version``.
+``tempsched-lab tail URL_OR_DIR [--token-file F] [--from-start]``,
+``tempsched-lab teach build (--student | --instructor) SRC DEST``,
+``tempsched-lab teach list``, ``tempsched-lab teach show NAME [--seed N] [--answer]``,
+``--version``.
 
 It behaves like a Unix tool: no arguments prints the help; a wrong argument is
 named, with the usage, exit status 2; output to a pipe that closes early (``|
@@ -43,6 +46,8 @@ what each command writes:
 {_writes()}
   serve writes nothing: it serves a notebook as a web page (Voila) until Ctrl-C.
   tail writes nothing: it prints a served scheduler's rows as they come.
+  teach build writes the notebooks of SRC into DEST (--student: without the
+    cells tagged `solution`); teach list and teach show write nothing.
 
 exit status: 0 done; 1 the audit failed, a file could not be written, or
 standard output was closed early (the files are written all the same);
@@ -156,7 +161,41 @@ def build_parser() -> CommandParser:
         "--from-start", action="store_true", help="every row the source still has, first"
     )
     parser.commands["tail"] = tail
+    _teach_parser(sub, parser)
     return parser
+
+
+def _teach_parser(sub: argparse._SubParsersAction[CommandParser], parser: CommandParser) -> None:
+    teach = sub.add_parser(
+        "teach",
+        help="exercises that check: list them, show one by seed, build a student's notebooks",
+        description=(
+            "Exercises for a class (docs/teaching.md):\n"
+            "  teach list                          the exercises by name\n"
+            "  teach show NAME [--seed N] [--answer]  one exercise's problem (and answer)\n"
+            "  teach build --student SRC DEST      the notebooks of SRC (a notebook or a\n"
+            "                                      folder) without the cells tagged\n"
+            "                                      `solution`, written into DEST\n"
+            "  teach build --instructor SRC DEST   the same, every cell kept"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = teach.add_subparsers(dest="action", metavar="action", help="one of these:")
+    actions.required = True
+    actions.add_parser("list", help="the exercises by name, with a line each")
+    show = actions.add_parser("show", help="one exercise's problem, by name and seed")
+    show.add_argument("name", help="the exercise's name (teach list)")
+    show.add_argument("--seed", type=int, default=0, help="the exercise's seed (0)")
+    show.add_argument("--answer", action="store_true", help="the worked solution too")
+    build = actions.add_parser("build", help="the notebooks for students or for teachers")
+    build.add_argument("source", help="a notebook (.ipynb) or a folder of them")
+    build.add_argument("target", help="where to write them (a folder, or a .ipynb path)")
+    who = build.add_mutually_exclusive_group(required=True)
+    who.add_argument("--student", action="store_true", help="leave the solution cells out")
+    who.add_argument("--instructor", action="store_true", help="keep every cell")
+    parser.commands["teach build"] = build
+    parser.commands["teach show"] = show
+    parser.commands["teach"] = teach
 
 
 def _parse(parser: CommandParser, argv: list[str]) -> argparse.Namespace:
@@ -167,7 +206,7 @@ def _parse(parser: CommandParser, argv: list[str]) -> argparse.Namespace:
             f"unrecognized arguments: {' '.join(extra)}"
         )
     if args.command is None:
-        parser.error("a command is needed: demo, serve or tail (see tempsched-lab --help)")
+        parser.error("a command is needed: demo, serve, tail or teach (see tempsched-lab --help)")
     return args
 
 
@@ -336,6 +375,42 @@ def serve(args: argparse.Namespace) -> int:
     return subprocess.call(command, env=env)  # pragma: no cover (Windows)
 
 
+def teach(args: argparse.Namespace, parser: argparse.ArgumentParser, say: Output) -> int:
+    """``tempsched-lab teach list | show NAME | build --student|--instructor SRC DEST``."""
+    from .teach import catalog, exercise
+
+    if args.action == "list":
+        width = max(map(len, catalog()))
+        for name, summary in catalog().items():
+            say(f"{name:<{width}}  {summary}")
+        return EXIT_OK
+    if args.action == "show":
+        try:
+            ex = exercise(args.name, seed=args.seed)
+        except ValueError as exc:
+            parser.error(str(exc))
+        say(f"{ex.title} ({ex.share})\n\n{ex.problem}\n\nAnswer as {ex.answer_form}.")
+        if args.answer:
+            say("\n" + ex.solution())
+        return EXIT_OK
+    from .teach.build import build_notebooks
+
+    try:
+        built = build_notebooks(args.source, args.target, student=args.student)
+    except ImportError as exc:
+        print(f"tempsched-lab teach build: {exc} (pip install nbformat)", file=sys.stderr)
+        return EXIT_FAILED
+    except ValueError as exc:
+        parser.error(str(exc))
+    except OSError as exc:
+        print(f"tempsched-lab teach build: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    for b in built:
+        kept = f"{b.cells - b.removed} of {b.cells} cells"
+        say(f"{b.target}: {kept} ({b.removed} solution cells left out)")
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tempsched-lab`` console script; returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
@@ -353,6 +428,9 @@ def main(argv: list[str] | None = None) -> int:
             return serve(args)
         if args.command == "tail":
             status = tail(args, say)
+        elif args.command == "teach":
+            command = parser.commands.get(f"teach {args.action}", parser.commands["teach"])
+            status = teach(args, command, say)
         else:
             if not args.seconds > 0 or args.seconds > 3600:
                 parser.commands["demo"].error(

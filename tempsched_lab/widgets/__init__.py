@@ -18,6 +18,8 @@ itself in a notebook), and recomputes its display in ``panel.refresh()``:
   in a browser (zoom, pan, hover, click a task), fed only new rows.
 * :class:`PredictPanel`: teaching mode, predict the case of the next request, then
   see it decided (``Dashboard(..., teaching=True)``).
+* :class:`ExerciseWidget`: an exercise of :mod:`tempsched_lab.teach`: predict, check,
+  then reveal what the scheduler did beside the answer; a score for the session.
 * :class:`SideBySide`: one scenario on two queue designs (or executors), stepped together.
 
 :class:`Dashboard` composes them (every panel registered with
@@ -40,6 +42,7 @@ from ._base import FigureRenderer, Panel, Part, Stage
 from .changes import QueueChange, queue_change, queue_strip_html
 from .controls import ControlsPanel, cancel_text, decision_text, demo_task
 from .dashboard import DEFAULT_PANELS, PANELS, Dashboard, static_html
+from .exercise import ExerciseWidget
 from .figures import DecisionTreePanel, TimelinePanel
 from .history import HistoryPanel
 from .logview import LogPanel, describe_row, log_table_html
@@ -58,6 +61,7 @@ __all__ = [
     "ControlsPanel",
     "Dashboard",
     "DecisionTreePanel",
+    "ExerciseWidget",
     "FigureRenderer",
     "HistoryPanel",
     "LogPanel",
