@@ -33,6 +33,7 @@ from ._style import (
     type_css,
 )
 from .linkbanner import link_banner, mirror_panels
+from .liveview import LivePanel, in_marimo
 from .logview import LogPanel
 from .pagewatch import PageWatch, in_voila
 from .panels import PANELS as _PANELS
@@ -159,7 +160,8 @@ class Dashboard:
             raise ValueError(f"on_page_close={on_page_close!r}: expected one of {_PAGE_CLOSE}")
         scale = resolve_scale(scale)
         if on_page_close == "auto":
-            on_page_close = "shutdown" if in_voila() else "pause"
+            # marimo shows no ipywidget, the watch's neither: no page would ever answer it
+            on_page_close = "shutdown" if in_voila() else ("ignore" if in_marimo() else "pause")
         self.on_page_close: PageClose = on_page_close
         options = options or {}
         self.scheduler = scheduler
@@ -201,6 +203,7 @@ class Dashboard:
         self._link_selection()
         heading = "" if title is None else f"<h3 style='margin:4px 0'>{html.escape(title)}</h3>"
         about = f"<div style='color:#555'>{html.escape(_describe(scheduler))}</div>"
+        self.title = title
         self.header = W.HTML(type_css() + heading + about)
         self.header.add_class("tsl-header")
         self.banner = link_banner(scheduler)  # a mirror's link, said at the top (else None)
@@ -343,6 +346,40 @@ class Dashboard:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
+
+    # -- marimo: anywidgets only (it renders no ipywidgets container) ---------------------------
+    def marimo(self) -> Any:
+        """The dashboard as marimo shows it: a :class:`~.liveview.LiveView` and the timeline.
+
+        The view (queue, newest log rows, case counts) is one anywidget kept live
+        by this dashboard's refresher, beside the interactive timeline; the
+        panels it cannot show are named in it. A marimo cell that ends with the
+        dashboard shows this by itself (``_display_``).
+        """
+        import marimo as mo
+
+        live = self.__dict__.get("_live")
+        if live is None:
+            shown = ("queue", "log", "timeline")
+            live = LivePanel(
+                self.scheduler,
+                source=self.source,
+                title=self.title,
+                missing=[name for name in self.panels if name not in shown],
+                scale=self.type_scale,
+            )
+            live.refresh()
+            self.refresher.add(live, own=True)
+            self.__dict__["_live"] = live
+        views = [mo.ui.anywidget(live.view)]
+        timeline = getattr(self.panels.get("timeline"), "live", None)
+        if timeline is not None:
+            views.append(mo.ui.anywidget(timeline))
+        return mo.vstack(views)
+
+    def _display_(self) -> Any:
+        """What marimo shows for the dashboard: :meth:`marimo`."""
+        return self.marimo()
 
     # -- static export -----------------------------------------------------------------------
     def to_html(

@@ -17,12 +17,19 @@ pings the page every second and, when no page answers any more, either pauses
 (it renders nothing until a page answers again) or calls ``on_page_gone`` and
 ends (a dashboard shuts its scheduler down; see ``Dashboard(on_page_close=...)``).
 
+Where the cells run in an event loop (ipykernel, marimo), the refresher hands
+each round to that loop (a :class:`~tempsched_lab.widgets.loopdriver.LoopDriver`)
+and keeps its thread for the pacing: hosts that drop messages sent from a
+background thread (Colab) still update; while a cell blocks the loop (Run All),
+rounds are drawn in the thread, so views keep filling.
+
 The clock (``clock=``) and the rate limit are injectable, so tests can drive
 :meth:`Refresher.tick` with a fake clock and count updates exactly.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import weakref
@@ -31,6 +38,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ._base import Panel, Part, Stage
+from .loopdriver import LoopDriver, kernel_loop
 from .pagewatch import PageWatch
 from .scene import LogSource, Scene
 
@@ -92,6 +100,10 @@ class Refresher:
             the thread ends.
         on_replaced: called (once) when a newer refresher for the same
             scheduler replaces this one.
+        loop: the event loop rounds are drawn on (``"auto"``: the loop
+            running in the creating thread, a notebook cell's, if any;
+            ``None``: the refresher's own thread draws every round).
+        patience: seconds a round waits for a busy loop before the thread draws it.
 
     >>> from tempsched_lab import Scheduler, VirtualClock
     >>> from tempsched_lab.widgets import LogPanel
@@ -122,6 +134,8 @@ class Refresher:
         watch: PageWatch | None = None,
         on_page_gone: Callable[[], Any] | None = None,
         on_replaced: Callable[[], Any] | None = None,
+        loop: asyncio.AbstractEventLoop | str | None = "auto",
+        patience: float = 0.2,
     ) -> None:
         if not max_rate > 0:
             raise ValueError(f"max_rate={max_rate!r}: expected a positive number")
@@ -146,7 +160,15 @@ class Refresher:
         self.watch = watch
         self.on_page_gone = on_page_gone
         self.on_replaced = on_replaced
+        if isinstance(loop, str):
+            if loop != "auto":
+                raise ValueError(f"loop={loop!r}: expected 'auto', an event loop or None")
+            loop = kernel_loop()
+        #: hands rounds to the kernel's event loop (see :mod:`.loopdriver`)
+        self.driver = LoopDriver(loop, patience=patience)
         self._slots = [_Slot(panel, part) for panel in self.panels for part in panel.parts()]
+        #: panels added with ``own=True`` (closed with the refresher)
+        self._owned: list[Panel] = []
         self._last_tick: float | None = None
         self._last_early: float | None = None
         self._last_resync: float | None = None
@@ -180,6 +202,25 @@ class Refresher:
     def parts(self) -> list[Part]:
         """Every panel's parts, in refresh order."""
         return [slot.part for slot in self._slots]
+
+    def add(self, panel: Panel, *, own: bool = False) -> None:
+        """Refresh ``panel`` too, from the next round on (``own``: close it with the refresher).
+
+        >>> from tempsched_lab import Scheduler, VirtualClock
+        >>> from tempsched_lab.widgets import LogPanel
+        >>> s = Scheduler(VirtualClock())
+        >>> r = Refresher([], scheduler=s, loop=None)
+        >>> r.add(LogPanel(s), own=True)
+        >>> r.tick(), len(r.parts) > 0
+        (1, True)
+        >>> r.close(); r.panels[0].closed
+        True
+        """
+        with self._tick_lock:
+            self.panels.append(panel)
+            self._slots.extend(_Slot(panel, part) for part in panel.parts())
+            if own:
+                self._owned.append(panel)
 
     # -- the registry: one refresher per scheduler -----------------------------------------
     def _claim(self, scheduler: Scheduler) -> None:
@@ -397,14 +438,12 @@ class Refresher:
                 return
             pause = self.min_interval
             if not self.paused:
-                cpu = time.thread_time()
                 try:
-                    done = self.tick()
+                    done, cost = self.driver.run(self._timed_tick)
                 except Exception as exc:  # pragma: no cover - tick already catches part errors
                     self.errors += 1
                     self.last_error = exc
-                    done = 0
-                cost = time.thread_time() - cpu
+                    done, cost = 0, 0.0
                 if done:
                     self.last_cost = cost
                     pause = self.rest_after(cost)
@@ -418,6 +457,12 @@ class Refresher:
             self._wake.wait(pause)
             self._wake.clear()
         self.ended = self.ended or "closed"
+
+    def _timed_tick(self) -> tuple[int, float]:
+        """One round (:meth:`tick`) and the CPU seconds it took in the thread that drew it."""
+        cpu = time.thread_time()
+        done = self.tick()
+        return done, time.thread_time() - cpu
 
     def rest_after(self, cost: float) -> float:
         """Seconds to wait after a round that took ``cost`` CPU seconds (unless poked).
@@ -433,7 +478,7 @@ class Refresher:
         """Ping the page; pause, resume or end on its answers. False: end the thread."""
         watch = self.watch
         assert watch is not None
-        watch.ping_if_due()
+        self.driver.run(watch.ping_if_due)  # from the loop too: a host may drop thread sends
         state = watch.state()
         if state == "gone":
             if self.on_page_gone is not None:
@@ -448,8 +493,7 @@ class Refresher:
             self.paused = True
         elif self.paused:  # a page answers again: show it the present at once
             self.paused = False
-            self.tick(force=True)
-            self.resync()
+            self.driver.run(lambda: (self.tick(force=True), self.resync()))
         return True
 
     def stop(self, timeout: float | None = 5.0) -> bool:
@@ -466,6 +510,9 @@ class Refresher:
         """Stop the thread and leave the registry. Idempotent."""
         self.stop()
         self.closed = True
+        owned, self._owned = self._owned, []
+        for panel in owned:
+            panel.close()
         if self.scheduler is not None:
             with _ACTIVE_LOCK:
                 ref = _ACTIVE.get(id(self.scheduler))
