@@ -578,7 +578,9 @@ def _queue_design(rng: random.Random, seed: int) -> Exercise:
     lines.append(f"  cancel {gone}")
     picture = s.snapshot().picture
     frame = _done(s)
-    rows = {row_int(r["task_id"]): r for r in frame.to_dict("records") if r["kind"] == "schedule"}
+    rows = {
+        row_int(r["task_id"]): r for r in frame.to_dict("records") if r["kind"] == Kind.SCHEDULE
+    }
     if design == "heap":
         steps = tuple(
             Step(
