@@ -128,11 +128,12 @@ def _write_holder(root: Path) -> None:
         tmp.write_text(json.dumps(holder) + "\n", encoding="ascii")
 
 
-def _holder(root: Path, attempts: int = 50) -> str:
+def _holder(root: Path, attempts: int = 300) -> str:
     """Who holds ``root``'s lock, in words, from its holder file.
 
     The holder writes its file just after it takes the lock, so a process refused in between
-    finds none yet: it looks again, ``attempts`` times 10 ms at most (only on this refused path).
+    finds none yet: it looks again every 10 ms, ``attempts`` times at most (3 s: a holder
+    descheduled on a loaded machine; only on this refused path).
     """
     import time
 
