@@ -132,19 +132,34 @@ def _holder(root: Path, attempts: int = 300) -> str:
     """Who holds ``root``'s lock, in words, from its holder file.
 
     The holder writes its file just after it takes the lock, so a process refused in between
-    finds none yet: it looks again every 10 ms, ``attempts`` times at most (3 s: a holder
-    descheduled on a loaded machine; only on this refused path).
+    finds none yet, or the file of a holder that was killed (its process gone): it looks
+    again every 10 ms, ``attempts`` times at most (3 s: a holder descheduled on a loaded
+    machine; only on this refused path).
     """
     import time
 
     for attempt in range(attempts):
         try:
             data: Any = json.loads((root / HOLDER).read_text(encoding="ascii"))
-            return f"process {int(data['pid'])} on host {data['host']}, started {data['started']}"
+            pid, host = int(data["pid"]), str(data["host"])
+            if host != socket.gethostname() or _alive(pid):  # (else: a killed holder's file)
+                return f"process {pid} on host {host}, started {data['started']}"
         except (OSError, ValueError, KeyError, TypeError):
-            if attempt + 1 < attempts:
-                time.sleep(0.01)
+            pass
+        if attempt + 1 < attempts:
+            time.sleep(0.01)
     return f"a process that has not said who it is (no readable {HOLDER})"
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this host (a killed holder leaves its file behind)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (it exists, owned by another user)
+        return True
+    return True
 
 
 def _after_fork_in_child() -> None:
