@@ -26,9 +26,27 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
+
+#: the example service, busy: rows every 50 ms, a burst of 20 each second
+FAST = ("--tick", "0.05", "--burst-every", "1", "--burst-size", "20")
+
+
+def until(condition: Callable[[], bool], seconds: float = 30.0) -> float:
+    """Wait for ``condition`` (bounded in time and in count of looks); returns the seconds it
+    took."""
+    start = time.monotonic()
+    for _ in range(1_000_000):
+        if condition():
+            return time.monotonic() - start
+        if time.monotonic() - start > seconds:
+            break
+        time.sleep(0.01)
+    raise AssertionError(f"not true within {seconds} s: {condition}")
+
 
 MODES = ("typeerror", "valueerror", "disorder", "huge", "endless", "trickle", "idle")
 ROOT = Path(__file__).resolve().parents[1]

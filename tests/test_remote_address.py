@@ -6,30 +6,16 @@ root follows the address the next run records when the port is taken. Real proce
 from __future__ import annotations
 
 import socket
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from remotekit import FAST, until
 
 from tempsched_lab import attach
 from tempsched_lab.log.files.lineage import serving
 from tempsched_lab.remote.process import ExampleService
 
 pytestmark = pytest.mark.slow
-
-FAST = ("--tick", "0.05", "--burst-every", "1", "--burst-size", "20")
-
-
-def _until(condition: Callable[[], bool], seconds: float = 30.0) -> float:
-    start = time.monotonic()
-    for _ in range(1_000_000):
-        if condition():
-            return time.monotonic() - start
-        if time.monotonic() - start > seconds:
-            break
-        time.sleep(0.01)
-    raise AssertionError(f"not true within {seconds} s: {condition}")
 
 
 def test_a_restart_with_port_0_keeps_the_port_and_the_mirror_resumes(tmp_path: Path) -> None:
@@ -39,13 +25,13 @@ def test_a_restart_with_port_0_keeps_the_port_and_the_mirror_resumes(tmp_path: P
     second = None
     try:
         assert serving(root) == {"url": first.url, "port": first.port, "run": "run-001"}
-        _until(lambda: mirror.applied > 50)
+        until(lambda: mirror.applied > 50)
         first.kill()
-        _until(lambda: mirror.link.state == "reconnecting", 10)
+        until(lambda: mirror.link.state == "reconnecting", 10)
         held = mirror.applied
         second = ExampleService.start(spill=root, args=FAST)  # the README's command again
         assert second.port == first.port and second.url == first.url
-        _until(lambda: mirror.applied > held + 50 and mirror.link.state in ("live", "gap"))
+        until(lambda: mirror.applied > held + 50 and mirror.link.state in ("live", "gap"))
         assert serving(root) == {"url": second.url, "port": second.port, "run": "run-002"}
         assert not mirror.closed  # the same log, continued: resumed, not ended
     finally:
@@ -63,16 +49,16 @@ def test_a_mirror_of_the_spill_root_follows_a_restart_on_another_port(tmp_path: 
     second = None
     try:
         assert mirror.feed.root == first.url
-        _until(lambda: mirror.applied > 50)
+        until(lambda: mirror.applied > 50)
         first.kill()
-        _until(lambda: mirror.link.state == "reconnecting", 10)
+        until(lambda: mirror.link.state == "reconnecting", 10)
         blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (its TIME_WAIT)
         blocker.bind(("127.0.0.1", first.port))  # the old port is taken meanwhile
         blocker.listen(1)
         held = mirror.applied
         second = ExampleService.start(spill=root, args=FAST)
         assert second.port != first.port
-        _until(lambda: mirror.applied > held + 50 and mirror.link.state in ("live", "gap"))
+        until(lambda: mirror.applied > held + 50 and mirror.link.state in ("live", "gap"))
         assert mirror.feed.root == second.url and mirror.feed.moves == [second.url]
         assert not mirror.closed
     finally:
