@@ -26,9 +26,27 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
+
+#: the example service, busy: rows every 50 ms, a burst of 20 each second
+FAST = ("--tick", "0.05", "--burst-every", "1", "--burst-size", "20")
+
+
+def until(condition: Callable[[], bool], seconds: float = 30.0) -> float:
+    """Wait for ``condition`` (bounded in time and in count of looks); returns the seconds it
+    took."""
+    start = time.monotonic()
+    for _ in range(1_000_000):
+        if condition():
+            return time.monotonic() - start
+        if time.monotonic() - start > seconds:
+            break
+        time.sleep(0.01)
+    raise AssertionError(f"not true within {seconds} s: {condition}")
+
 
 MODES = ("typeerror", "valueerror", "disorder", "huge", "endless", "trickle", "idle")
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +88,26 @@ class HostileFeed:
             proc.kill()
             proc.wait(10)
             raise RuntimeError(f"the hostile feed ({mode}) did not start") from None
-        return cls(proc, port, mode)
+        feed = cls(proc, port, mode)
+        feed._wait_ready(timeout)
+        return feed
+
+    def _wait_ready(self, timeout: float) -> None:
+        """Wait until ``/v1/moment`` answers (a loaded machine starts uvicorn slowly)."""
+        import httpx
+
+        deadline = time.monotonic() + timeout
+        for _ in range(10_000):
+            try:
+                if httpx.get(f"{self.url}/v1/moment", timeout=5.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"the hostile feed ({self.mode}) did not answer within {timeout} s")
 
     def stop(self) -> None:
         """Kill the process (and wait for it)."""
@@ -164,12 +201,13 @@ def main(mode: str, ping: float) -> None:
     """Serve ``mode`` on 127.0.0.1 (a free port, printed first) until killed."""
     import uvicorn
 
+    app = _app(mode, ping)  # (the slow part: imports, a scheduler) before the port is said
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)  # connections wait in the backlog while uvicorn starts
     print(sock.getsockname()[1], flush=True)
-    config = uvicorn.Config(_app(mode, ping), log_level="critical", lifespan="off")
+    config = uvicorn.Config(app, log_level="critical", lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])
 
 

@@ -11,28 +11,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 
 import pytest
-from remotekit import ROOT, HostileFeed
+from remotekit import ROOT, HostileFeed, until
 
 from tempsched_lab import attach
 from tempsched_lab.remote import stream
 from tempsched_lab.remote.stream import read_timeout
 
 pytestmark = pytest.mark.slow
-
-
-def _until(condition: Callable[[], bool], seconds: float) -> float:
-    """Wait for ``condition`` (bounded); returns the seconds it took."""
-    start = time.monotonic()
-    for _ in range(1_000_000):
-        if condition():
-            return time.monotonic() - start
-        if time.monotonic() - start > seconds:
-            break
-        time.sleep(0.01)
-    raise AssertionError(f"not true within {seconds} s: {condition}")
 
 
 @pytest.mark.parametrize(
@@ -53,7 +40,7 @@ def test_an_event_the_mirror_cannot_read_is_named_on_its_link_and_the_thread_liv
     with HostileFeed.start(mode, ping=1.0) as feed:
         mirror = attach(feed.url, max_event_bytes=2**20)
         try:
-            took = _until(lambda: mirror.link.state == "failed", 10.0)
+            took = until(lambda: mirror.link.state == "failed", 10.0)
             link = mirror.link
             assert says in link.why, link.why
             assert "after seq 2" in link.why  # which event: the one after the rows held
@@ -70,7 +57,7 @@ def test_a_feed_that_keeps_sending_a_bad_event_is_retried_with_a_growing_backoff
     with HostileFeed.start("valueerror", ping=1.0) as feed:
         mirror = attach(feed.url)
         try:
-            _until(lambda: mirror.link.state == "failed", 10.0)
+            until(lambda: mirror.link.state == "failed", 10.0)
             first = mirror.feed.connections
             time.sleep(4.0)  # the window the backoff is measured over
             tries = mirror.feed.connections - first
@@ -93,7 +80,7 @@ def test_an_idle_healthy_feed_pinging_slower_than_the_read_timeout_stays_live(
         seen: list[str] = []
         mirror.on_link(lambda link: seen.append(link.state))
         try:
-            _until(lambda: mirror.applied == 3, 10.0)
+            until(lambda: mirror.applied == 3, 10.0)
             assert mirror.feed.read_timeout == pytest.approx(8 / 3)
             time.sleep(5.0)  # over two pings, five default read timeouts
             assert mirror.link.state == "live", mirror.link

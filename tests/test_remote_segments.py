@@ -6,28 +6,16 @@ from __future__ import annotations
 
 import itertools
 import shutil
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from remotekit import until
 
 from tempsched_lab import Scheduler, VirtualClock, read_log
 from tempsched_lab.log.files import LogFileError, SegmentWriter
 from tempsched_lab.log.files.spill import segment_name
 from tempsched_lab.remote import attach_dir
-
-
-def _until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    for _ in range(100_000):
-        if condition():
-            return
-        if time.monotonic() > deadline:
-            break
-        time.sleep(0.01)
-    raise AssertionError(f"not true within {seconds} s: {condition}")
 
 
 def _log(n: int, every: float = 0.5) -> pd.DataFrame:
@@ -75,7 +63,7 @@ def test_a_foreign_segment_that_appears_while_followed_fails_the_link_naming_it(
     mirror = attach_dir(a, follow=True, poll=0.02)
     assert mirror.applied == 40 and mirror.link.state == "live"
     shutil.copy(b / segment_name(3), a / segment_name(3))  # another log's next segment
-    _until(lambda: mirror.closed)
+    until(lambda: mirror.closed)
     link = mirror.link
     assert link.state == "failed", link
     assert segment_name(3) in link.why and "starts at seq 60" in link.why

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import random
 import re
 import socket
@@ -37,6 +38,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..core.task import CancelResult
+from ..log.files.lineage import serving
 from ..serve.wire import moment_from_json
 from .link import Link, LinkState
 from .mirror import RemoteScheduler
@@ -119,7 +121,7 @@ def _refused(response: httpx.Response, url: str) -> AttachError:
 
 
 def attach(
-    url: str,
+    url: str | os.PathLike[str],
     *,
     token: str | None = None,
     control_token: str | None = None,
@@ -130,7 +132,11 @@ def attach(
     """A live, read-only mirror of the scheduler served at ``url`` (``.../`` where ``/v1/`` is).
 
     Args:
-        url: the app's root, e.g. ``"http://127.0.0.1:8000/scheduler"``.
+        url: the app's root, e.g. ``"http://127.0.0.1:8000/scheduler"``; or the service's
+            spill root (a :class:`~tempsched_lab.log.files.Lineage` directory, whose runs
+            record where they serve): the mirror attaches to the latest run's URL and,
+            when it stops answering, follows the address the next run records there (on
+            the same host only: the token goes nowhere else).
         token: the read token, if the service has one (sent as ``Authorization: Bearer``).
         control_token: lets :meth:`RemoteScheduler.cancel` reach the service (and the
             dashboard show its controls).
@@ -151,8 +157,20 @@ def attach(
     """
     import httpx
 
+    lineage_root = None
+    if isinstance(url, os.PathLike) or (
+        isinstance(url, str) and not url.startswith(("http://", "https://")) and os.path.isdir(url)
+    ):
+        lineage_root = os.fspath(url)
+        record = serving(lineage_root)
+        if record is None:
+            raise AttachError(
+                f"url={lineage_root!r}: a directory, but no run of it recorded where it serves "
+                "(serving.json): give the service's URL"
+            )
+        url = str(record["url"])
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise ValueError(f"url={url!r}: expected an http:// or https:// URL")
+        raise ValueError(f"url={url!r}: expected an http:// or https:// URL, or a spill root")
     _check_token("token", token)
     _check_token("control_token", control_token)
     if (
@@ -191,6 +209,7 @@ def attach(
     feed = StreamFeed(
         mirror, client, root, log_id=data.get("log_id"), max_event_bytes=max_event_bytes
     )
+    feed.lineage_root = lineage_root
     mirror.feed = feed
     if not from_start:
         feed.start_at(moment.seq)
@@ -266,6 +285,10 @@ class StreamFeed:
         #: seconds of silence after which the stream counts as dropped (the feed's ping)
         self.read_timeout = READ_TIMEOUT
         self._live_since: float | None = None  # time.monotonic() when the stream went live
+        #: the service's spill root, whose runs record where they serve (``None``: unknown)
+        self.lineage_root: str | None = None
+        #: the addresses followed after restarts on another port, in order
+        self.moves: list[str] = []
         self._stop = threading.Event()
         self._sock: socket.socket | None = None
         self._sock_lock = threading.Lock()
@@ -337,11 +360,30 @@ class StreamFeed:
                     attempts=failures,
                 )
             )
+            if state == "reconnecting" and self._moved():
+                continue  # at once: the service serves elsewhere now
             most = FAILED_BACKOFF_MAX if state == "failed" else BACKOFF_MAX
             delay = min(most, BACKOFF * 2 ** min(failures - 1, 30))
             self._stop.wait(random.uniform(delay / 2, delay))  # jitter: restarts do not herd
         if not self.mirror.closed:
             self.mirror.end("the mirror was closed")
+
+    def _moved(self) -> bool:
+        """The lineage records a new address for the service (a restart on another port,
+        the same host): follow it; True if it did."""
+        from urllib.parse import urlsplit
+
+        if self.lineage_root is None:
+            return False
+        record = serving(self.lineage_root)
+        if record is None:
+            return False
+        url = str(record["url"]).rstrip("/")
+        if url == self.root or urlsplit(url).hostname != urlsplit(self.root).hostname:
+            return False
+        self.root = url
+        self.moves.append(url)
+        return True
 
     def _stream(self) -> bool:
         """One connection: the moment, then rows until it drops; True once the mirror is closed."""

@@ -32,8 +32,11 @@ LAST = 10
 def open_source(
     source: str, *, token: str | None = None, from_start: bool = True
 ) -> RemoteScheduler:
-    """A mirror of ``source``: a served scheduler's URL, or a spill directory."""
-    if source.startswith(("http://", "https://")):
+    """A mirror of ``source``: a served scheduler's URL, its spill root (whose runs record
+    where they serve: followed across restarts), or a spill directory."""
+    from ..log.files.lineage import SERVING
+
+    if source.startswith(("http://", "https://")) or (Path(source) / SERVING).is_file():
         from .stream import attach
 
         return attach(source, token=token, from_start=from_start)

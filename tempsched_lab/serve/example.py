@@ -9,7 +9,9 @@ the routes are that URL + ``/v1/...``) and, with ``--spill``, ``spill <directory
 second: ``DIR`` is a :class:`~tempsched_lab.log.files.Lineage`, each run spills to a new
 ``DIR/run-NNN`` and **continues the same log** (its rows numbered after the previous
 run's, the same ``log_id``), so a reader of a restarted service resumes where it was, and
-the rows a killed process never wrote are one named gap. Its scheduler does what
+the rows a killed process never wrote are one named gap. Each run records where it serves
+(``DIR/serving.json``); with ``--port 0`` a restart takes the port the previous run served
+on when it is free, so its URL stays the same across restarts. Its scheduler does what
 services do:
 
 * ``heartbeat``: a periodic task every ``--tick`` seconds (0.2 s);
@@ -31,6 +33,7 @@ import contextlib
 import copy
 import random
 import signal
+import socket
 import sys
 import threading
 import time
@@ -45,6 +48,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 from ..core.scheduler import Scheduler
+from ..log.files.lineage import record_serving, serving
 from ..restarts import continuing_scheduler
 from .app import Feed, asgi_app
 from .budget import SHARE
@@ -131,6 +135,17 @@ def build_service(
     return app, scheduler, feed
 
 
+def _bind(host: str, port: int, root: Path | None) -> socket.socket:
+    """The service's socket: on ``port``; ``port=0`` with a spill root: the port the
+    previous run served on when it is free (a restart keeps its address), else any."""
+    if port == 0 and root is not None:
+        previous = serving(root)
+        if previous is not None:
+            with contextlib.suppress(OSError):  # taken by now: any free port
+                return bind_socket(host, previous["port"])
+    return bind_socket(host, port)
+
+
 def _read_token(path: str | None, what: str) -> str | None:
     if path is None:
         return None
@@ -202,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         spill_interval=args.spill_interval,
         share=args.share,
     )
-    sock = bind_socket(args.host, args.port)
+    sock = _bind(args.host, args.port, None if args.spill is None else Path(args.spill))
     port = sock.getsockname()[1]
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # stdout: the URL only
@@ -232,7 +247,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    print(f"http://{url_host(args.host)}:{port}{FEED_PATH}", flush=True)
+    url = f"http://{url_host(args.host)}:{port}{FEED_PATH}"
+    if scheduler.log.spill_directory is not None:
+        # where this run serves: the next run keeps the port, a watcher finds it again
+        record_serving(scheduler.log.spill_directory, url)
+    print(url, flush=True)
     if scheduler.log.spill_directory is not None:
         print(f"spill {scheduler.log.spill_directory}", flush=True)
     server.run(sockets=[sock])

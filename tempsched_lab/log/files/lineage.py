@@ -8,6 +8,10 @@ a new one at ``seq`` 0::
                                reserved.json)
     root/run-002/              the next process's, its first row after the last seq
                                run-001 may have handed out
+    root/serving.json          {"url": ..., "port": ..., "run": "run-002"}: where the
+                               latest run serves (:func:`record_serving`), so that a
+                               restart can keep its port and a watcher find it again
+    root/run-NNN/serving.json  where that run served
 
 A process killed with ``SIGKILL`` had rows in memory that never reached its directory,
 and may have handed some of them to readers (a feed's clients). The log reserves its
@@ -49,12 +53,14 @@ from .meta import parse_metadata
 from .rootlock import RootLock
 from .spill import MANIFEST, RESERVED
 
-__all__ = ["LINEAGE", "Lineage", "LineageGap", "Run"]
+__all__ = ["LINEAGE", "SERVING", "Lineage", "LineageGap", "Run", "record_serving", "serving"]
 
 #: The lineage's own file in its root: ``{"log_id": ...}``.
 LINEAGE = "lineage.json"
 _RUN = re.compile(r"run-(\d{3,})")
 _SEGMENT = re.compile(r"segment-(\d{6,})\.parquet")
+#: Where a run serves, in the root (the latest run) and in each run's directory.
+SERVING = "serving.json"
 #: The ``result`` of the first row of a restarted process (a ``shutdown`` row).
 RESTARTED = "restarted"
 
@@ -280,3 +286,43 @@ def restart_detail(previous: Run) -> str:
         f"was killed; that process's tasks are gone; rows seq {previous.on_disk}.."
         f"{previous.end - 1} ({rows:,} numbers) exist nowhere"
     )
+
+
+def record_serving(run: str | os.PathLike[str], url: str) -> None:
+    """Record that the run in directory ``run`` serves at ``url`` (``http://host:port/...``):
+    in the run's directory and, as the latest, in its lineage's root.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "run-001").mkdir()
+    >>> record_serving(root / "run-001", "http://127.0.0.1:8765/scheduler")
+    >>> serving(root)
+    {'url': 'http://127.0.0.1:8765/scheduler', 'port': 8765, 'run': 'run-001'}
+    """
+    from urllib.parse import urlsplit
+
+    from .atomic import atomic_path
+
+    directory = Path(run)
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or parts.port is None:
+        raise ValueError(f"url={url!r}: expected http://host:port/...")
+    data = {"url": url, "port": parts.port, "run": directory.name}
+    for path in (directory / SERVING, directory.parent / SERVING):
+        with atomic_path(path, what="the serving record") as tmp:
+            tmp.write_text(json.dumps(data) + "\n", encoding="ascii")
+
+
+def serving(root: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """Where the latest run of the lineage in ``root`` (or the run in ``root``) serves:
+    ``{"url", "port", "run"}``, or ``None`` when no run recorded it (or the record is
+    damaged)."""
+    data = _read_json(Path(root) / SERVING)
+    if data is None:
+        return None
+    url, port = data.get("url"), data.get("port")
+    if not isinstance(url, str) or isinstance(port, bool) or not isinstance(port, int):
+        return None
+    if not 0 < port < 65536:
+        return None
+    return {"url": url, "port": port, "run": str(data.get("run", ""))}
