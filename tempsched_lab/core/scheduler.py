@@ -510,7 +510,10 @@ class Scheduler:
                         out.append(result)
                     continue
                 if rec is not None and task.label is None:  # computed once, when logged
-                    name = getattr(task.action, "__qualname__", None)  # label_of's common case
+                    try:  # label_of's common case, read in place (no getattr call)
+                        name = task.action.__qualname__  # type: ignore[union-attr]
+                    except AttributeError:
+                        name = None
                     task.label = name if type(name) is str else label_of(task.action)
                 if queue.checks_times:  # (a wheel cannot place every float): before any change
                     queue.check_time(due)
