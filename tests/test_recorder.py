@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tempsched_lab.core.queues import make_queue
 from tempsched_lab.core.recorder import Recorder
@@ -156,3 +158,28 @@ def test_a_start_recorded_with_its_dispatch_is_the_row_started_writes():
         assert kind_a == kind_b and a | {"wall": 0} == b | {"wall": 0}
     assert together[1][1]["wall"] == together[0][1]["wall"]  # one reading for both rows
     assert together[1][1]["due"] == 2.25 and together[1][1]["dispatched"] == 3.0
+
+
+class _Args(tuple):  # type: ignore[type-arg]
+    """A tuple subclass: ``schedule`` stores it as a plain tuple (``check_args``)."""
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    args=st.lists(st.one_of(st.integers(), st.text(max_size=5), st.none()), max_size=3),
+    form=st.sampled_from(["tuple", "list", "subclass"]),
+)
+def test_a_schedule_row_states_the_args_as_short_repr_does(args, form):
+    """The ``args`` field (``"()"`` found by identity with the empty tuple, issue 40) is
+    ``short_repr`` of the arguments as the task holds them, whatever form they were given
+    in: no arguments are ``"()"``, from an empty tuple, an empty list or an empty subclass."""
+    from tempsched_lab import Scheduler, VirtualClock
+    from tempsched_lab.core.reprs import short_repr
+
+    given_args = {"tuple": tuple(args), "list": list(args), "subclass": _Args(args)}[form]
+    s = Scheduler(VirtualClock())
+    s.schedule(job, at=1.0, args=given_args)
+    (row,) = [r for r in s.log.rows() if r["kind"] == "schedule"]
+    text = row["args"]
+    assert text == short_repr(tuple(args))
+    assert (text == "()") == (not args)

@@ -58,6 +58,12 @@ _MISSED, _CANCEL, _SHUTDOWN = (KIND_CODE[k] for k in ("missed", "cancel", "shutd
 #: callgrind, 5,000 calls: 29,712 -> 27,931).
 CASE_INT: tuple[int, ...] = tuple(range(9))
 
+#: The empty tuple, CPython's one instance of it: a request's ``args`` is always an exact
+#: tuple (``check_args`` makes one of a list or a subclass), so ``args is _NO_ARGS`` says
+#: "no arguments" in one pointer comparison, where ``args == ()`` called the tuples' rich
+#: comparison (any other empty tuple would take ``short_repr``, which also gives ``"()"``).
+_NO_ARGS: tuple[()] = ()
+
 
 class StepRecorder(Protocol):
     """What the scheduler calls to record its steps (while holding its lock): one method per step.
@@ -235,7 +241,7 @@ class Recorder:
             due,  # due
             due if self._fire is None else self._fire(due),  # fire_at
             task.label if dup is None else task.name,  # label
-            "()" if args == () else short_repr(args),  # args
+            "()" if args is _NO_ARGS else short_repr(args),  # args
             task.period,  # period
             origin,  # origin
             head_before,  # head_before

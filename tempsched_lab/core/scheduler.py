@@ -510,12 +510,23 @@ class Scheduler:
                         out.append(result)
                     continue
                 if rec is not None and task.label is None:  # computed once, when logged
-                    name = getattr(task.action, "__qualname__", None)  # label_of's common case
+                    try:  # label_of's common case, read in place (no getattr call)
+                        name = task.action.__qualname__  # type: ignore[union-attr]
+                    except AttributeError:
+                        name = None
                     task.label = name if type(name) is str else label_of(task.action)
                 if queue.checks_times:  # (a wheel cannot place every float): before any change
                     queue.check_time(due)
+                # What _store does, in place: a call fewer per request (its frame, its
+                # arguments, its tuple back): schedule() -1,450 instructions (see _store).
                 task_id = task.id = len(states)
-                head_after, woke = self._store(task, case, now, head, origin)
+                queue.insert(task)
+                states.append(_PENDING)
+                head_after, woke = head, False
+                if case is _EMPTY or case is _EARLIER:
+                    woke, head_after = self._driver.wake(), due
+                if rec is not None:
+                    rec.scheduled(now, task, case, origin, head, head_after, woke)
                 result = (
                     self._decision(case, task_id, due, head, head_after, None, woke, origin)
                     if full
@@ -1142,8 +1153,10 @@ class Scheduler:
         """Apply a decision that stores ``task`` at ``task.due``, the one place that does:
         the queue, the state byte (a new ID's, ``task.id == len(states)``, or a re-armed
         task's), the driver woken when the head moves earlier, the ``schedule`` row.
-        Returns ``(head after, woke)``; the lock is held. Used by :meth:`_submit` for a
-        request and by :meth:`_rearm` for a periodic task's next run; each has checked
+        Returns ``(head after, woke)``; the lock is held. Used by :meth:`_rearm` for a
+        periodic task's next run; :meth:`_submit` does the same in place for a request (a
+        call fewer on the hot path: ``schedule()`` 30,886 -> 29,436 instructions with the log
+        on, 22,495 -> 21,073 with it off; callgrind, 5,000 calls; issue 40). Each has checked
         first that the queue can place the time (``queue.check_time``).
         """
         states, due = self._states, task.due
