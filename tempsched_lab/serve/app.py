@@ -37,14 +37,16 @@ serves the earlier runs' segments too and names the rows between runs that exist
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import re
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+import weakref
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -80,6 +82,15 @@ _READS = 2
 #: Bytes of an encoded event handed to the server at a time: a stalled reader's socket
 #: then holds one slice in the server's buffer besides the event itself.
 _SLICE = 65_536
+
+
+_T = TypeVar("_T")
+#: Seconds the interpreter's exit waits, at most, for the feeds' reads in flight.
+PARK_TIMEOUT = 5.0
+
+
+class Stopped(Exception):
+    """The feed is stopped (its server closing, the interpreter exiting): no more reads."""
 
 
 class BadInput(Exception):
@@ -132,6 +143,8 @@ class Feed:
         self._streams = 0
         self._count_lock = threading.Lock()
         self._paused_rate: float | None = None
+        self._reads = 0  # reads in worker threads now (rows, segments, Arrow batches)
+        _FEEDS.add(self)
         #: the streams' reads running at once: a batch's row objects and JSON text live
         #: while it is read, so N readers catching up together would hold N of them
         self._limiter: anyio.CapacityLimiter | None = None
@@ -176,9 +189,12 @@ class Feed:
                         continue
                     if self._limiter is None:  # made on the loop it serves
                         self._limiter = anyio.CapacityLimiter(_READS)
-                    gap, last, count, event, busy = await anyio.to_thread.run_sync(
-                        self._read, cursor + 1, limiter=self._limiter
-                    )
+                    try:
+                        gap, last, count, event, busy = await anyio.to_thread.run_sync(
+                            self.reading, self._read, cursor + 1, limiter=self._limiter
+                        )
+                    except Stopped:
+                        return
                     if gap is not None:
                         yield ServerSentEvent(
                             data=json.dumps(gap.to_json()), event="gap", id=str(gap.last)
@@ -226,12 +242,58 @@ class Feed:
         budget.spent(time.thread_time() - began, busy)
         return None, last, count, event, busy
 
+    def reading(self, read: Callable[..., _T], *args: Any) -> _T:
+        """``read(*args)``, counted as a read in flight (in a worker thread), so that
+        :meth:`park` can wait for it; refused once the feed is parked."""
+        with self._count_lock:
+            if self.stopping.is_set():
+                raise Stopped("the feed is stopped: no more reads")
+            self._reads += 1
+        try:
+            return read(*args)
+        finally:
+            with self._count_lock:
+                self._reads -= 1
+
+    def park(self, timeout: float = PARK_TIMEOUT) -> bool:
+        """End every stream and wait (at most ``timeout`` s) for the reads in flight: no
+        thread of the feed is then inside pyarrow or the log. True if none is.
+
+        Run at the interpreter's exit for every feed (``atexit``): a script that serves
+        a spilled log and ends without ``close()`` while readers catch up would otherwise
+        finalize with worker threads inside pyarrow (an abort, status 134). Final: a
+        parked feed reads nothing more.
+        """
+        with self._count_lock:
+            self.stopping.set()
+        deadline = time.monotonic() + timeout
+        while self._reads and time.monotonic() < deadline:
+            threading.Event().wait(0.01)
+        return self._reads == 0
+
     def wait_streams(self, timeout: float) -> bool:
         """Wait (bounded) until no stream is open; True if none is."""
         deadline = time.monotonic() + timeout
         while self._streams and time.monotonic() < deadline:
             threading.Event().wait(0.02)
         return self._streams == 0
+
+
+#: Every feed made in this process, parked at the interpreter's exit.
+_FEEDS: weakref.WeakSet[Feed] = weakref.WeakSet()
+
+
+@atexit.register
+def _park_all() -> None:
+    """At exit: no feed's thread inside pyarrow or the log while the interpreter finalizes
+    (each feed waits for its reads in flight, all of them within :data:`PARK_TIMEOUT`)."""
+    deadline = time.monotonic() + PARK_TIMEOUT
+    feeds = list(_FEEDS)
+    for feed in feeds:
+        with feed._count_lock:
+            feed.stopping.set()
+    for feed in feeds:
+        feed.park(max(0.0, deadline - time.monotonic()))
 
 
 # -- routes ---------------------------------------------------------------------------------
@@ -246,7 +308,7 @@ def _headers(feed: Feed) -> dict[str, str]:
 
 async def moment_route(request: Request) -> Response:
     feed = _feed(request)
-    data = await anyio.to_thread.run_sync(feed.moment_json)
+    data = await anyio.to_thread.run_sync(feed.reading, feed.moment_json)
     return JSONResponse(data, headers=_headers(feed))
 
 
@@ -294,7 +356,7 @@ async def log_route(request: Request) -> Response:
             f"start={start}, stop={stop}: {stop - start:,} rows; at most {MAX_RANGE:,} at once"
         )
     answer = RangeWriter(feed.reader, start, stop, log_id=feed.log_id)
-    gap = await anyio.to_thread.run_sync(answer.gap)
+    gap = await anyio.to_thread.run_sync(feed.reading, answer.gap)
     if gap is not None:
         return JSONResponse(
             {"error": "rows of this range exist nowhere any more", "gap": gap.to_json()},
@@ -306,7 +368,13 @@ async def log_route(request: Request) -> Response:
     done = object()
 
     async def body() -> AsyncIterator[bytes]:
-        while (piece := await anyio.to_thread.run_sync(next, pieces, done)) is not done:
+        while not feed.stopping.is_set():  # stopped: the answer is cut (no end-of-stream)
+            try:
+                piece = await anyio.to_thread.run_sync(feed.reading, next, pieces, done)
+            except Stopped:
+                return
+            if piece is done:
+                return
             assert isinstance(piece, bytes)
             yield piece
 
@@ -388,6 +456,10 @@ async def resume_route(request: Request) -> Response:
     return JSONResponse({"paused": False, "rate": float(rate)}, headers=_headers(feed))
 
 
+async def _stopped(request: Request, exc: Exception) -> Response:
+    return JSONResponse({"error": str(exc)}, status_code=503)
+
+
 async def _bad_input(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": str(exc)}, status_code=400)
 
@@ -463,7 +535,11 @@ def asgi_app(
                 control_paths=_CONTROL_PATHS,
             )
         ],
-        exception_handlers={BadInput: _bad_input, HTTPException: _http_error},
+        exception_handlers={
+            BadInput: _bad_input,
+            Stopped: _stopped,
+            HTTPException: _http_error,
+        },
     )
     budget = ReaderBudget(share)  # checks share (before anything is built)
     app.state.feed = Feed(scheduler, ping=ping, poll=poll, batch=batch, share=budget.share)

@@ -12,6 +12,7 @@ and waits for its thread, within a bound.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import socket
 import threading
@@ -139,13 +140,16 @@ class ServerHandle:
         the connection end and may reconnect elsewhere. Idempotent. True if the thread
         ended in time.
         """
+        _OPEN.discard(self)
+        deadline = time.monotonic() + timeout
         self.feed.stopping.set()
         self.feed.wait_streams(timeout / 2)
         self._server.should_exit = True
-        self._thread.join(timeout / 2)
+        self._thread.join(max(0.0, deadline - time.monotonic()))
         if self._thread.is_alive():
             self._server.force_exit = True
             self._thread.join(0.5)
+        self.feed.park(max(0.0, deadline - time.monotonic()))  # reads in flight done
         return not self._thread.is_alive()
 
     def __enter__(self) -> ServerHandle:
@@ -225,7 +229,21 @@ def serve(
         thread.join(1.0)
         sock.close()
         raise RuntimeError(f"the feed server did not start within {ready_timeout} s")
-    return ServerHandle(server, thread, f"http://{url_host(host)}:{real_port}", feed)
+    handle = ServerHandle(server, thread, f"http://{url_host(host)}:{real_port}", feed)
+    _OPEN.add(handle)
+    return handle
+
+
+#: Servers not closed yet: closed at the interpreter's exit.
+_OPEN: set[ServerHandle] = set()
+
+
+@atexit.register
+def _close_all() -> None:
+    """At exit, before the feeds are parked (``atexit`` runs this first: registered later):
+    a script that ends without ``close()`` stops its servers, within a bound."""
+    for handle in list(_OPEN):
+        handle.close(timeout=2.0)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
