@@ -33,9 +33,11 @@ import collections
 import contextlib
 import multiprocessing
 import pickle
+import signal
+import threading
 import time
 import traceback
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -256,7 +258,8 @@ def outcomes(
     if owned:
         assert workers is not None
         check_main_guard(f"run(workers={workers})")
-        pool: Executor = process_pool(workers)
+        with _interrupt_deferred():  # a Ctrl-C here would leak the pool: raised once it is made
+            pool: Executor = process_pool(workers)
     elif _is_dask_client(executor):
         pool = executor.get_executor(pure=False)
     elif isinstance(executor, Executor):
@@ -276,7 +279,10 @@ def outcomes(
     def submit_more() -> None:
         while waiting and (window is None or len(running) < window):
             task = waiting.popleft()
-            running[pool.submit(execute_pickled, _pickled(task))] = task
+            # a process pool starts a worker inside submit(): a Ctrl-C there left one that
+            # the pool did not know yet, computing on after the script (issue 41, finding 15)
+            with _interrupt_deferred():
+                running[pool.submit(execute_pickled, _pickled(task))] = task
             if on_submit is not None:
                 on_submit(task.index)
 
@@ -296,9 +302,45 @@ def outcomes(
                 future.cancel()
             if owned:
                 assert isinstance(pool, ProcessPoolExecutor)
-                stop_pool(pool)
+                with _interrupt_deferred():  # a second Ctrl-C lets the stop end first
+                    stop_pool(pool)
         elif owned:
             pool.shutdown(wait=True)
+
+
+@contextlib.contextmanager
+def _interrupt_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) back while the pool's own machinery runs; deliver it after.
+
+    ``KeyboardInterrupt`` raised inside ``ProcessPoolExecutor.submit`` (which starts a
+    worker through the fork server) or inside :func:`stop_pool` leaves the pool half-made:
+    a worker started but not registered, which no stop reaches, computes the run after
+    Ctrl-C. Python runs signal handlers in the main thread between bytecodes, so the
+    handler is swapped for one that only notes the signal, and the signal is raised again,
+    under the handler that was there (Python's, Jupyter's), once the block ends. Elsewhere
+    than in the main thread (no SIGINT arrives there) it changes nothing.
+
+    >>> steps = []
+    >>> try:
+    ...     with _interrupt_deferred():
+    ...         signal.raise_signal(signal.SIGINT)
+    ...         steps.append("the block ended")
+    ... except KeyboardInterrupt:
+    ...     steps.append("then Ctrl-C")
+    >>> steps
+    ['the block ended', 'then Ctrl-C']
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)
 
 
 def _spawns(pool: ProcessPoolExecutor) -> bool:
