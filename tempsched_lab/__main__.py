@@ -1,6 +1,6 @@
 """Command line: ``tempsched-lab demo [--virtual] [--seconds S] [--out DIR]``,
 ``tempsched-lab serve NOTEBOOK [VOILA OPTIONS]``,
-``tempsched-lab tail URL_OR_DIR [--token-file F] [--from-start]``,
+``tempsched-lab tail URL_OR_DIR [[NAME=]URL_OR_DIR ...] [--token-file [NAME=]F] [--from-start]``,
 ``tempsched-lab teach build (--student | --instructor) SRC DEST``,
 ``tempsched-lab teach list``, ``tempsched-lab teach show NAME [--seed N] [--answer]``,
 ``--version``.
@@ -149,13 +149,20 @@ def build_parser() -> CommandParser:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    tail.add_argument("source", help="a URL (http://...) or a spill directory")
+    tail.add_argument(
+        "source",
+        nargs="+",
+        metavar="SOURCE",
+        help="a URL (http://...) or a spill directory; several: NAME=SOURCE each (or the "
+        "name is the URL's host:port, the directory's name), every line prefixed `NAME: `",
+    )
     tail.add_argument(
         "--token-file",
-        type=Path,
+        action="append",
         default=None,
+        metavar="[NAME=]FILE",
         help="a file holding the read token (a token is never given on the command line, "
-        "where `ps` shows it)",
+        "where `ps` shows it); with several sources, NAME=FILE for each served one",
     )
     tail.add_argument(
         "--from-start", action="store_true", help="every row the source still has, first"
@@ -280,30 +287,84 @@ def demo(args: argparse.Namespace, say: Output) -> int:
     return status
 
 
+def _named(items: list[str]) -> list[tuple[str, str]]:
+    """``NAME=VALUE`` items as ``(NAME, VALUE)`` (a bare VALUE, or a URL: ``("", VALUE)``)."""
+    import re
+
+    out = []
+    for item in items:
+        match = re.fullmatch(r"([A-Za-z0-9_.-]+)=(.+)", item)
+        out.append((match[1], match[2]) if match else ("", item))
+    return out
+
+
+def _sources(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, Path], str | None]:
+    """The ``tail`` command's sources by name, and their token files; or the usage error."""
+    from .remote.tail import source_name
+
+    sources: dict[str, str] = {}
+    for name, source in _named(args.source):
+        name = name or source_name(source)
+        if name in sources:
+            return {}, {}, f"SOURCE {source}: the name {name!r} is taken (give NAME=SOURCE)"
+        sources[name] = source
+    tokens: dict[str, Path] = {}
+    for name, file in _named(args.token_file or []):
+        if not name and len(sources) == 1:
+            name = next(iter(sources))
+        elif not name:
+            return {}, {}, f"--token-file {file}: with several sources, give NAME={file}"
+        if name not in sources:
+            return {}, {}, f"--token-file {name}={file}: no source is named {name!r}"
+        if name in tokens:
+            return {}, {}, f"--token-file {name}={file}: {name!r} has a token file already"
+        tokens[name] = Path(file)
+    return sources, tokens, None
+
+
 def tail(args: argparse.Namespace, say: Output) -> int:
-    """The ``tail`` command: follow a served scheduler or a spill directory; returns the status."""
-    from .remote.tail import open_source
+    """The ``tail`` command: follow served schedulers or spill directories; returns the status."""
+    from .remote.mirror import RemoteScheduler
+    from .remote.tail import open_source, tail_many
     from .remote.tail import tail as follow
 
-    token = None
-    if args.token_file is not None:
+    sources, files, error = _sources(args)
+    if error:
+        print(f"tempsched-lab: error: tail: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    tokens: dict[str, str] = {}
+    for name, file in files.items():
         try:
-            token = args.token_file.read_text(encoding="utf-8").strip()
+            tokens[name] = file.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeError) as exc:
-            print(f"tempsched-lab: error: --token-file {args.token_file}: {exc}", file=sys.stderr)
+            print(f"tempsched-lab: error: --token-file {file}: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        if not token:
-            print(f"tempsched-lab: error: --token-file {args.token_file} is empty", file=sys.stderr)
+        if not tokens[name]:
+            print(f"tempsched-lab: error: --token-file {file} is empty", file=sys.stderr)
             return EXIT_USAGE
+    mirrors: dict[str, RemoteScheduler] = {}
     try:
-        mirror = open_source(args.source, token=token, from_start=args.from_start)
-    except (OSError, ValueError) as exc:  # unreachable, refused, not a spill directory
-        print(f"tempsched-lab: error: tail: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    try:
-        follow(mirror, say, from_start=args.from_start, gone=lambda: say.closed)
+        for name, source in sources.items():
+            try:
+                mirrors[name] = open_source(
+                    source, token=tokens.get(name), from_start=args.from_start
+                )
+            except (OSError, ValueError) as exc:  # unreachable, refused, not a spill directory
+                where = f"{name}: " if len(sources) > 1 else ""
+                print(f"tempsched-lab: error: tail: {where}{exc}", file=sys.stderr)
+                return EXIT_FAILED
+        if len(mirrors) == 1:
+            follow(
+                next(iter(mirrors.values())),
+                say,
+                from_start=args.from_start,
+                gone=lambda: say.closed,
+            )
+        else:
+            tail_many(mirrors, say, from_start=args.from_start, gone=lambda: say.closed)
     finally:
-        mirror.close()
+        for mirror in mirrors.values():
+            mirror.close()
     return EXIT_OK
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..log.eventlog import EventLog
     from ..reading.narration import Narrator
 
-__all__ = ["open_source", "tail"]
+__all__ = ["open_source", "source_name", "tail", "tail_many"]
 
 #: Seconds between two looks for new rows.
 POLL = 0.1
@@ -106,3 +106,82 @@ def _say_gaps(mirror: RemoteScheduler, said: int, say: Callable[[str], None]) ->
     for gap in gaps[said:]:
         say(f"-- {gap.text()}: {gap.why}" if gap.why else f"-- {gap.text()}")
     return len(gaps)
+
+
+# -- several sources at once (``tempsched-lab tail A B C``) -----------------------------------
+
+
+def source_name(source: str) -> str:
+    """The name a source goes by when none is given: a URL's ``host:port``, a directory's
+    name (``runs/api`` -> ``api``).
+
+    >>> source_name("http://127.0.0.1:8001/scheduler"), source_name("runs/batch/")
+    ('127.0.0.1:8001', 'batch')
+    """
+    if source.startswith(("http://", "https://")):
+        from urllib.parse import urlsplit
+
+        return urlsplit(source).netloc or source
+    return Path(source).name or source
+
+
+def tail_many(
+    mirrors: dict[str, RemoteScheduler],
+    say: Callable[[str], None],
+    *,
+    from_start: bool = False,
+    gone: Callable[[], bool] = lambda: False,
+    poll: float = POLL,
+) -> int:
+    """:func:`tail` of several mirrors at once, each line prefixed with its service's name
+    (``api: task #3 ...``, ``batch: -- closed ...``), until every one is closed or ``gone()``.
+
+    Each mirror is followed by its own thread, which only queues its lines; they are
+    said from the calling thread, in the order they were queued (a service's own lines
+    keep their order). Returns the rows said.
+
+    >>> sources = {"api": attach(url_a), "batch": attach_dir(Path("runs/b"))}  # doctest: +SKIP
+    >>> tail_many(sources, print)  # doctest: +SKIP
+    """
+    import queue
+
+    lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+    stop = threading.Event()
+    said: dict[str, int] = {}
+
+    def follow(name: str, mirror: RemoteScheduler) -> None:
+        said[name] = tail(
+            mirror,
+            lambda text: lines.put(f"{name}: {text}"),
+            from_start=from_start,
+            stop=stop,
+            poll=poll,
+        )
+
+    threads = [
+        threading.Thread(target=follow, args=item, name=f"tempsched-tail-{item[0]}", daemon=True)
+        for item in mirrors.items()
+    ]
+    for thread in threads:
+        thread.start()
+
+    def drain() -> None:
+        while True:
+            try:
+                say(lines.get_nowait())
+            except queue.Empty:
+                return
+
+    try:
+        while any(thread.is_alive() for thread in threads):
+            drain()
+            if gone():
+                break
+            stop.wait(poll)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(5)
+    if not gone():
+        drain()
+    return sum(said.values())
