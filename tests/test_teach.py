@@ -298,3 +298,43 @@ def test_the_widget_in_projector_type_and_its_picture():
         assert "tsl-projector" not in w.widget._dom_classes and 0 < len(w.image.value) < big
     finally:
         w.close()
+
+
+# -- predict before reveal in the history's steps ----------------------------------------------
+def test_the_history_asks_for_the_next_case_and_the_next_run_before_showing_them():
+    from tempsched_lab.widgets import HistoryPanel
+
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    s.schedule(str, at=1.0, args=("a",), label="a")
+    s.schedule(str, at=1.0, args=("b",), label="b")  # joins the head
+    s.schedule(str, at=0.5, args=("c",), label="c")  # earlier than the head
+    clock.advance(2.0)
+    frame = s.log.to_frame()
+    panel = HistoryPanel(s, picture=False, predict=True)
+    try:
+        panel.refresh()
+        panel.slider.value = 0
+        panel.next_button.click()
+        assert panel.slider.value == 0 and "Which case?" in panel.ask.value  # asked, not shown
+        assert len(panel.choices.children) == 8
+        panel.choices.children[3].click()  # case 4: wrong, it joins the head (case 6)
+        assert panel.slider.value == 1 and panel.predicted == [(4, 6)]
+        assert "Not quite: it was 6 joins head" in panel.verdict.value
+        panel.next_button.click()
+        panel.guess(3)
+        assert panel.predicted[-1] == (3, 3) and "Right!" in panel.verdict.value
+        # the first run: which of the three pending tasks?
+        first_run = int(frame.loc[frame["kind"] == "dispatch", "seq"].iloc[0])
+        panel.slider.value = first_run - 1
+        panel.next_button.click()
+        assert "Which task runs next?" in panel.ask.value and set(panel.options) == {0, 1, 2}
+        panel.guess(2)  # c, due first
+        assert panel.predicted[-1] == (2, 2) and panel.slider.value == first_run
+        with pytest.raises(ValueError, match="key=2"):
+            panel.guess(2)  # no question open
+        panel.predict = False
+        panel.next_button.click()
+        assert panel.slider.value == first_run + 1  # off: ▶ just moves
+    finally:
+        panel.close()
