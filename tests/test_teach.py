@@ -338,3 +338,30 @@ def test_the_history_asks_for_the_next_case_and_the_next_run_before_showing_them
         assert panel.slider.value == first_run + 1  # off: ▶ just moves
     finally:
         panel.close()
+
+
+@pytest.mark.slow  # two dashboards (~3-8 s)
+def test_side_by_side_asks_which_side_fires_next_before_stepping():
+    from tempsched_lab.widgets import SideBySide, demo_task
+
+    def lesson(s):
+        s.schedule(demo_task, at=1.0, label="a")
+        s.schedule(demo_task, at=1.034, label="b")
+
+    pair = SideBySide(lesson, designs=("heap", "wheel"), autostart=False, predict=True)
+    try:
+        names = [s.name for s in pair.schedulers]
+        pair.step_button.click()
+        assert all(c.now() == 0.0 for c in pair.clocks) and "which side" in pair.ask.value
+        pair.guess("all at once")  # both fire a at 1.000 s
+        assert pair.predicted == [("all at once", "all at once")]
+        assert [c.now() for c in pair.clocks] == [1.0, 1.0]
+        pair.step_button.click()  # b: the heap at 1.034 s, the wheel's tick at 1.040 s
+        pair.choices.children[1].click()  # the wheel: wrong
+        assert pair.predicted[-1] == (names[1], names[0]) and "Not quite" in pair.verdict.value
+        with pytest.raises(ValueError, match="side='heap'"):
+            pair.guess("heap")
+        pair.predict.value = False
+        assert pair.step_button.click() is None and pair.ask.value == ""
+    finally:
+        pair.close()
