@@ -208,15 +208,17 @@ def _notebook(path):
     return cells
 
 
+@pytest.mark.slow  # nbformat's first validation (~3.5 s on an idle machine)
 def test_the_student_build_removes_exactly_the_tagged_cells(tmp_path):
     import nbformat
 
-    from tempsched_lab.__main__ import main
+    from tempsched_lab.teach.build import build_notebooks
 
     (tmp_path / "src").mkdir()
     cells = _notebook(tmp_path / "src" / "lesson.ipynb")
-    assert main(["teach", "build", "--student", str(tmp_path / "src"), str(tmp_path / "s")]) == 0
-    assert main(["teach", "build", "--instructor", str(tmp_path / "src"), str(tmp_path / "i")]) == 0
+    built = build_notebooks(tmp_path / "src", tmp_path / "s")
+    assert [(b.cells, b.removed) for b in built] == [(6, 2)]
+    build_notebooks(tmp_path / "src", tmp_path / "i", student=False)
     student = nbformat.read(tmp_path / "s" / "lesson.ipynb", as_version=4)
     teacher = nbformat.read(tmp_path / "i" / "lesson.ipynb", as_version=4)
     original = nbformat.read(tmp_path / "src" / "lesson.ipynb", as_version=4)
@@ -225,6 +227,7 @@ def test_the_student_build_removes_exactly_the_tagged_cells(tmp_path):
     assert teacher.cells == original.cells and student.metadata == original.metadata
 
 
+@pytest.mark.slow  # the command line loads the demo's modules (~2-10 s on a busy machine)
 def test_the_build_refuses_to_overwrite_and_names_a_bad_source(tmp_path, capsys):
     from tempsched_lab.__main__ import main
 
@@ -240,6 +243,7 @@ def test_the_build_refuses_to_overwrite_and_names_a_bad_source(tmp_path, capsys)
     assert "--student" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # the command line, as above
 def test_teach_list_and_show_print_the_catalog_and_a_problem(capsys):
     from tempsched_lab.__main__ import main
 
@@ -365,3 +369,24 @@ def test_side_by_side_asks_which_side_fires_next_before_stepping():
         assert pair.step_button.click() is None and pair.ask.value == ""
     finally:
         pair.close()
+
+
+def test_teaching_mode_turns_the_historys_prediction_on():
+    from tempsched_lab.widgets import Dashboard
+
+    s = Scheduler(VirtualClock())
+    on = Dashboard(s, panels=("history",), autostart=False, teaching=True)
+    off = Dashboard(
+        s,
+        panels=("history",),
+        autostart=False,
+        teaching=True,
+        options={"history": {"predict": False}},
+    )
+    plain = Dashboard(s, panels=("history",), autostart=False)
+    try:
+        assert on.panels["history"].predict and not off.panels["history"].predict
+        assert not plain.panels["history"].predict
+    finally:
+        for dash in (on, off, plain):
+            dash.close()

@@ -82,9 +82,10 @@ class SideBySide:
         scale: (default: the session's, see ``tempsched_lab.set_scale``)
             the type scale of every side, ``"default"`` or ``"projector"``
             (text of 16 px and more); the **projector** toggle switches it.
-        predict: with the **predict** toggle on (teaching), **step both** first asks
-            which side fires next (or all at once), then steps and says right or wrong;
-            :attr:`predicted` keeps ``(guess, actual)`` pairs. :meth:`step` never asks.
+        predict: with the **predict** toggle on (default: on with ``teaching=True``),
+            **step both** first asks which side fires next (or all at once), then steps and
+            says right or wrong; :attr:`predicted` keeps ``(guess, actual)`` pairs.
+            :meth:`step` itself never asks.
 
     The sides stay side by side down to a page about 880 px wide (compact
     columns of at least 420 px; 1320 px in projector type); narrower, they
@@ -103,7 +104,7 @@ class SideBySide:
         titles: Sequence[str] | None = None,
         autostart: bool = True,
         scale: str | None = None,
-        predict: bool = False,
+        predict: bool | None = None,
         **dashboard: Any,
     ) -> None:
         scale = resolve_scale(scale)
@@ -165,7 +166,9 @@ class SideBySide:
         self.step_button.on_click(lambda _b: self._step_clicked())
         #: the **predict** toggle; ``(guess, actual)`` of each prediction made
         self.predict = W.ToggleButton(
-            value=predict, description="predict", tooltip="ask which side fires next, first"
+            value=bool(dashboard.get("teaching", False) if predict is None else predict),
+            description="predict",
+            tooltip="ask which side fires next, first",
         )
         self.predict.add_class("tsl-sbs-predict")
         self.predicted: list[tuple[str, str]] = []
