@@ -189,6 +189,37 @@ def _check_watching(nb, text):
     assert "watch closed: True" in text
 
 
+#: The teaching notebooks that end with exercises (issue 43): at least three each, their worked
+#: solutions in cells tagged ``solution`` (the student build leaves those out).
+EXERCISE_NOTEBOOKS = {
+    "01_tour.ipynb",
+    "02_decision_tree.ipynb",
+    "03_periodic_and_time.ipynb",
+    "04_queue_designs.ipynb",
+    "09_interactive_timeline.ipynb",
+    "10_lab_experiment.ipynb",
+}
+
+
+def _check_exercises(on_disk, nb, text):
+    import re
+
+    from tempsched_lab.teach.build import is_solution, without_solutions
+
+    posed = set(re.findall(r"^exercise [a-z-]+, seed \d+$", text, re.M))
+    assert len(posed) >= 3, f"fewer than three exercises posed: {sorted(posed)}"
+    solutions = [cell for cell in on_disk.cells if is_solution(cell)]
+    assert len(solutions) >= 3 and all(c.cell_type == "code" for c in solutions)
+    assert text.count("Answer: ") >= 3  # each worked solution ran (and asserted its answer)
+    # a student's empty prediction gets feedback, never an error
+    assert text.count("Not quite.") + text.count("cannot be read") >= 3
+    student, removed = without_solutions(on_disk)
+    assert removed == len(solutions) and not any("solution()" in c.source for c in student.cells)
+    # the exercises come last: after the first one, only exercise cells (nothing stops a view)
+    first = next(i for i, c in enumerate(on_disk.cells) if c.source.startswith("## Exercises"))
+    assert not any(".close()" in c.source or "shutdown(" in c.source for c in on_disk.cells[first:])
+
+
 CHECKS = {
     "01_tour.ipynb": _check_tour,
     "02_decision_tree.ipynb": _check_decision_tree,
@@ -246,6 +277,8 @@ def test_notebook_runs_and_teaches(name, executed_notebooks):
     check = CHECKS.get(name)
     if check is not None:
         check(nb, text)
+    if name in EXERCISE_NOTEBOOKS:
+        _check_exercises(on_disk, nb, text)
 
 
 def test_a_returned_figure_displays_as_png_without_matplotlib_inline(tmp_path):

@@ -208,15 +208,17 @@ def _notebook(path):
     return cells
 
 
+@pytest.mark.slow  # nbformat's first validation (~3.5 s on an idle machine)
 def test_the_student_build_removes_exactly_the_tagged_cells(tmp_path):
     import nbformat
 
-    from tempsched_lab.__main__ import main
+    from tempsched_lab.teach.build import build_notebooks
 
     (tmp_path / "src").mkdir()
     cells = _notebook(tmp_path / "src" / "lesson.ipynb")
-    assert main(["teach", "build", "--student", str(tmp_path / "src"), str(tmp_path / "s")]) == 0
-    assert main(["teach", "build", "--instructor", str(tmp_path / "src"), str(tmp_path / "i")]) == 0
+    built = build_notebooks(tmp_path / "src", tmp_path / "s")
+    assert [(b.cells, b.removed) for b in built] == [(6, 2)]
+    build_notebooks(tmp_path / "src", tmp_path / "i", student=False)
     student = nbformat.read(tmp_path / "s" / "lesson.ipynb", as_version=4)
     teacher = nbformat.read(tmp_path / "i" / "lesson.ipynb", as_version=4)
     original = nbformat.read(tmp_path / "src" / "lesson.ipynb", as_version=4)
@@ -225,6 +227,7 @@ def test_the_student_build_removes_exactly_the_tagged_cells(tmp_path):
     assert teacher.cells == original.cells and student.metadata == original.metadata
 
 
+@pytest.mark.slow  # the command line loads the demo's modules (~2-10 s on a busy machine)
 def test_the_build_refuses_to_overwrite_and_names_a_bad_source(tmp_path, capsys):
     from tempsched_lab.__main__ import main
 
@@ -240,6 +243,7 @@ def test_the_build_refuses_to_overwrite_and_names_a_bad_source(tmp_path, capsys)
     assert "--student" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # the command line, as above
 def test_teach_list_and_show_print_the_catalog_and_a_problem(capsys):
     from tempsched_lab.__main__ import main
 
@@ -298,3 +302,91 @@ def test_the_widget_in_projector_type_and_its_picture():
         assert "tsl-projector" not in w.widget._dom_classes and 0 < len(w.image.value) < big
     finally:
         w.close()
+
+
+# -- predict before reveal in the history's steps ----------------------------------------------
+def test_the_history_asks_for_the_next_case_and_the_next_run_before_showing_them():
+    from tempsched_lab.widgets import HistoryPanel
+
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    s.schedule(str, at=1.0, args=("a",), label="a")
+    s.schedule(str, at=1.0, args=("b",), label="b")  # joins the head
+    s.schedule(str, at=0.5, args=("c",), label="c")  # earlier than the head
+    clock.advance(2.0)
+    frame = s.log.to_frame()
+    panel = HistoryPanel(s, picture=False, predict=True)
+    try:
+        panel.refresh()
+        panel.slider.value = 0
+        panel.next_button.click()
+        assert panel.slider.value == 0 and "Which case?" in panel.ask.value  # asked, not shown
+        assert len(panel.choices.children) == 8
+        panel.choices.children[3].click()  # case 4: wrong, it joins the head (case 6)
+        assert panel.slider.value == 1 and panel.predicted == [(4, 6)]
+        assert "Not quite: it was 6 joins head" in panel.verdict.value
+        panel.next_button.click()
+        panel.guess(3)
+        assert panel.predicted[-1] == (3, 3) and "Right!" in panel.verdict.value
+        # the first run: which of the three pending tasks?
+        first_run = int(frame.loc[frame["kind"] == "dispatch", "seq"].iloc[0])
+        panel.slider.value = first_run - 1
+        panel.next_button.click()
+        assert "Which task runs next?" in panel.ask.value and set(panel.options) == {0, 1, 2}
+        panel.guess(2)  # c, due first
+        assert panel.predicted[-1] == (2, 2) and panel.slider.value == first_run
+        with pytest.raises(ValueError, match="key=2"):
+            panel.guess(2)  # no question open
+        panel.predict = False
+        panel.next_button.click()
+        assert panel.slider.value == first_run + 1  # off: ▶ just moves
+    finally:
+        panel.close()
+
+
+@pytest.mark.slow  # two dashboards (~3-8 s)
+def test_side_by_side_asks_which_side_fires_next_before_stepping():
+    from tempsched_lab.widgets import SideBySide, demo_task
+
+    def lesson(s):
+        s.schedule(demo_task, at=1.0, label="a")
+        s.schedule(demo_task, at=1.034, label="b")
+
+    pair = SideBySide(lesson, designs=("heap", "wheel"), autostart=False, predict=True)
+    try:
+        names = [s.name for s in pair.schedulers]
+        pair.step_button.click()
+        assert all(c.now() == 0.0 for c in pair.clocks) and "which side" in pair.ask.value
+        pair.guess("all at once")  # both fire a at 1.000 s
+        assert pair.predicted == [("all at once", "all at once")]
+        assert [c.now() for c in pair.clocks] == [1.0, 1.0]
+        pair.step_button.click()  # b: the heap at 1.034 s, the wheel's tick at 1.040 s
+        pair.choices.children[1].click()  # the wheel: wrong
+        assert pair.predicted[-1] == (names[1], names[0]) and "Not quite" in pair.verdict.value
+        with pytest.raises(ValueError, match="side='heap'"):
+            pair.guess("heap")
+        pair.predict.value = False
+        assert pair.step_button.click() is None and pair.ask.value == ""
+    finally:
+        pair.close()
+
+
+def test_teaching_mode_turns_the_historys_prediction_on():
+    from tempsched_lab.widgets import Dashboard
+
+    s = Scheduler(VirtualClock())
+    on = Dashboard(s, panels=("history",), autostart=False, teaching=True)
+    off = Dashboard(
+        s,
+        panels=("history",),
+        autostart=False,
+        teaching=True,
+        options={"history": {"predict": False}},
+    )
+    plain = Dashboard(s, panels=("history",), autostart=False)
+    try:
+        assert on.panels["history"].predict and not off.panels["history"].predict
+        assert not plain.panels["history"].predict
+    finally:
+        for dash in (on, off, plain):
+            dash.close()

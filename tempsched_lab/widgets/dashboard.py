@@ -101,7 +101,9 @@ class Dashboard:
         title: heading shown above the panels.
         options: keyword arguments per panel, e.g. ``{"queue": {"max_points": 5}}``.
         teaching: add the *predict the case* panel
-            (:class:`~tempsched_lab.widgets.PredictPanel`) beside the tree.
+            (:class:`~tempsched_lab.widgets.PredictPanel`) beside the tree, and ask before
+            the history's ▶ shows a request or a run (``HistoryPanel(predict=True)``;
+            ``options={"history": {"predict": False}}`` turns that off).
         scale: (default: the session's, see ``tempsched_lab.set_scale``)
             the type scale: ``"default"`` (no text under 12 px) or
             ``"projector"`` (no text under 16 px, in the tables, the
@@ -163,7 +165,9 @@ class Dashboard:
             # marimo shows no ipywidget, the watch's neither: no page would ever answer it
             on_page_close = "shutdown" if in_voila() else ("ignore" if in_marimo() else "pause")
         self.on_page_close: PageClose = on_page_close
-        options = options or {}
+        options = dict(options or {})
+        if teaching:  # teaching mode: the history's ▶ asks for the next case or run first
+            options["history"] = {"predict": True, **options.get("history", {})}
         self.scheduler = scheduler
         self.source = LogSource(scheduler)
         self.closed = False

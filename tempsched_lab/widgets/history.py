@@ -71,6 +71,22 @@ class HistoryPanel(Panel):
     >>> "second" in panel.queue.value, panel.follow.value
     (False, False)
     >>> panel.close()
+
+    With ``predict=True`` (teaching), **▶** asks before it shows the next row when that row is a
+    request (which case?) or a run (which task?); the answer reveals the row, right or wrong,
+    and :attr:`predicted` keeps ``(guess, actual)`` pairs. Moving the slider by hand never asks.
+
+    >>> s = Scheduler(VirtualClock())
+    >>> _ = s.schedule(print, at=2.0, label="first")
+    >>> _ = s.schedule(print, at=1.0, label="second")
+    >>> panel = HistoryPanel(s, picture=False, predict=True)
+    >>> panel.refresh(); panel.slider.value = 0
+    >>> panel.next_button.click()  # row 1 is a request: asked, not shown yet
+    >>> panel.slider.value, sorted(panel.options)[:2]
+    (0, [1, 2])
+    >>> panel.guess(3); panel.slider.value, panel.predicted
+    (1, [(3, 3)])
+    >>> panel.close()
     """
 
     name = "history"
@@ -84,8 +100,20 @@ class HistoryPanel(Panel):
         picture: bool | None = None,
         max_points: int = 8,
         figsize: tuple[float, float] | None = None,
+        predict: bool = False,
     ) -> None:
         super().__init__(scheduler, source=source, scale=scale)
+        #: ask for the next row's case (a request) or task (a run) before **▶** shows it
+        self.predict = predict
+        #: ``(guess, actual)`` of each prediction; the options of the open question
+        self.predicted: list[tuple[int, int]] = []
+        self.options: dict[int, str] = {}
+        self._asked: tuple[int, int] | None = None  # (seq, actual) of the open question
+        self.ask: W.HTML = self._own(W.HTML(), "tsl-history-ask")
+        self.choices: W.HBox = self._own(
+            W.HBox(layout=W.Layout(flex_flow="row wrap")), "tsl-history-choices"
+        )
+        self.verdict: W.HTML = self._own(W.HTML(), "tsl-history-verdict")
         self.max_points = max_points
         self.slider: W.IntSlider = self._own(
             W.IntSlider(
@@ -118,6 +146,9 @@ class HistoryPanel(Panel):
         self.image: W.Image | None = None
         children: list[W.Widget] = [
             self._own(W.HBox([self.prev_button, self.slider, self.next_button, self.follow])),
+            self.ask,
+            self.choices,
+            self.verdict,
             self.info,
             self.strip,
             self.queue,
@@ -155,7 +186,77 @@ class HistoryPanel(Panel):
 
     def _nudge(self, step: int) -> None:
         slider = self.slider
-        self.slider.value = min(max(slider.value + step, slider.min), slider.max)
+        target = min(max(slider.value + step, slider.min), slider.max)
+        if step > 0 and self.predict and target != slider.value and self._pose(target):
+            return  # shown once the prediction is made
+        self.slider.value = target
+
+    # -- predict before reveal -----------------------------------------------------------------
+    def _pose(self, seq: int) -> bool:
+        """Ask for row ``seq``'s case (a request) or task (a run); False when it is neither."""
+        with self._lock:
+            scene = self._scene
+            if scene is None or self.closed:
+                return False
+            frame = self._replay_to(scene, seq - 1)
+            if frame is None or self._replayer is None:
+                return False
+            pending = self._replayer.snapshot().tasks
+            rows = frame[frame["seq"] == seq]
+            if not len(rows):
+                return False
+            row = rows.iloc[0]
+            kind, case = row_text(row["kind"]), row_int(row["case"])
+            label = row_text(row["label"])
+            due = scene.scale.at(row_float(row["due"]))
+            if kind in (Kind.SCHEDULE.value, Kind.REJECT.value) and case:
+                question = f"Row {seq} is a request: {label or 'a task'} due {due}. Which case?"
+                options = {int(c): f"{int(c)} {c.short}" for c in Case}
+                actual = case
+            elif kind == Kind.DISPATCH.value and row_int(row["task_id"]) is not None:
+                options = {i: f"#{i} {v.label}" for i, v in sorted(pending.items())[:12]}
+                actual = row_int(row["task_id"]) or 0
+                if len(options) < 2 or actual not in options:
+                    return False  # nothing to choose from
+                question = f"Row {seq} is a run. Which task runs next?"
+            else:
+                return False
+            self._asked, self.options = (seq, actual), options
+            buttons = []
+            for key, text in options.items():
+                button = W.Button(description=text, layout=W.Layout(width="auto"))
+                button.add_class("tsl-history-choice")
+                button.on_click(lambda _b, k=key: self.guess(k))
+                buttons.append(button)
+            old = self.choices.children
+            self.choices.children = tuple(buttons)
+            for button in old:
+                button.close()
+            self.ask.value = f"<div style='font-size:13px'><b>Predict:</b> {esc(question)}</div>"
+            self.verdict.value = ""
+            return True
+
+    def guess(self, key: int) -> None:
+        """Answer the open question with ``key`` (a case, or a task ID); then show the row."""
+        if self._asked is None:
+            raise ValueError(f"key={key!r}: no question is open (press ▶ with predict on)")
+        if key not in self.options:
+            raise ValueError(f"key={key!r}: expected one of {sorted(self.options)}")
+        seq, actual = self._asked
+        self.predicted.append((key, actual))
+        right = sum(g == a for g, a in self.predicted)
+        words = "Right!" if key == actual else f"Not quite: it was {self.options[actual]}."
+        self.verdict.value = (
+            f"<div class='tsl-history-verdict-text' data-right='{int(key == actual)}' "
+            f"style='font-size:13px'>{esc(words)} (score: {right} of {len(self.predicted)})</div>"
+        )
+        self._asked, self.options = None, {}
+        for button in self.choices.children:
+            button.close()
+        self.choices.children = ()
+        self.ask.value = ""
+        self.follow.value = False
+        self.slider.value = seq
 
     # -- display -----------------------------------------------------------------------------
     def render(self, scene: Scene) -> None:

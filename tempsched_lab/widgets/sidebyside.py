@@ -82,6 +82,10 @@ class SideBySide:
         scale: (default: the session's, see ``tempsched_lab.set_scale``)
             the type scale of every side, ``"default"`` or ``"projector"``
             (text of 16 px and more); the **projector** toggle switches it.
+        predict: with the **predict** toggle on (default: on with ``teaching=True``),
+            **step both** first asks which side fires next (or all at once), then steps and
+            says right or wrong; :attr:`predicted` keeps ``(guess, actual)`` pairs.
+            :meth:`step` itself never asks.
 
     The sides stay side by side down to a page about 880 px wide (compact
     columns of at least 420 px; 1320 px in projector type); narrower, they
@@ -100,6 +104,7 @@ class SideBySide:
         titles: Sequence[str] | None = None,
         autostart: bool = True,
         scale: str | None = None,
+        predict: bool | None = None,
         **dashboard: Any,
     ) -> None:
         scale = resolve_scale(scale)
@@ -158,11 +163,24 @@ class SideBySide:
         self.advance_button.add_class("tsl-sbs-advance")
         self.status = W.HTML()
         self.status.add_class("tsl-sbs-status")
-        self.step_button.on_click(lambda _b: self.step())
+        self.step_button.on_click(lambda _b: self._step_clicked())
+        #: the **predict** toggle; ``(guess, actual)`` of each prediction made
+        self.predict = W.ToggleButton(
+            value=bool(dashboard.get("teaching", False) if predict is None else predict),
+            description="predict",
+            tooltip="ask which side fires next, first",
+        )
+        self.predict.add_class("tsl-sbs-predict")
+        self.predicted: list[tuple[str, str]] = []
+        self.ask = W.HTML()
+        self.choices = W.HBox(layout=W.Layout(flex_flow="row wrap"))
+        self.choices.add_class("tsl-sbs-choices")
+        self.verdict = W.HTML()
+        self._answer: str | None = None
         self.advance_button.on_click(lambda _b: self.advance(float(self.amount.value)))
         self.projector = projector_toggle(scale, self.set_scale)
         bar = W.HBox(
-            [self.step_button, self.amount, self.advance_button, self.projector],
+            [self.step_button, self.amount, self.advance_button, self.predict, self.projector],
             layout=W.Layout(flex_flow="row wrap", align_items="center"),
         )
         columns = W.HBox(
@@ -177,7 +195,9 @@ class SideBySide:
             dash.projector.layout.display = "none"  # one toggle for every side, in the bar
         self._boxes = [bar, columns]
         self.note = W.HTML(_STACK_NOTE)
-        self.widget = W.VBox([bar, self.status, self.note, columns])
+        self.widget = W.VBox(
+            [bar, self.ask, self.choices, self.verdict, self.status, self.note, columns]
+        )
         self.widget.add_class("tsl-side-by-side")
         show_scale(self.widget, scale)
         on_page(self)
@@ -250,6 +270,57 @@ class SideBySide:
         target = max(min(due), max(c.now() for c in self.clocks))
         self._run_to(target)
         return target
+
+    # -- predict before reveal -----------------------------------------------------------------
+    def _step_clicked(self) -> None:
+        if self.predict.value and self._answer is None and self.pose() is not None:
+            return  # the step waits for the prediction
+        self.step()
+
+    def pose(self) -> str | None:
+        """Ask which side fires next; returns the right answer (None: nothing is due)."""
+        times = [c.next_time() for c in self.clocks]
+        due = [t for t in times if t is not None]
+        if not due:
+            return None
+        names = [s.name or f"side {i + 1}" for i, s in enumerate(self.schedulers)]
+        first = [n for n, t in zip(names, times, strict=True) if t == min(due)]
+        self._answer = first[0] if len(first) == 1 else "all at once"
+        buttons = []
+        for option in [*names, "all at once"]:
+            button = W.Button(description=option, layout=W.Layout(width="auto"))
+            button.add_class("tsl-sbs-choice")
+            button.on_click(lambda _b, o=option: self.guess(o))
+            buttons.append(button)
+        self.choices.children = tuple(buttons)
+        self.ask.value = (
+            "<div style='font-size:13px'><b>Predict:</b> which side fires next, "
+            "before the others (or all at once)?</div>"
+        )
+        self.verdict.value = ""
+        return self._answer
+
+    def guess(self, side: str) -> float | None:
+        """Answer the open question with ``side`` (a side's name or ``"all at once"``); step."""
+        if self._answer is None:
+            raise ValueError(f"side={side!r}: no question is open (step with predict on)")
+        names = [b.description for b in self.choices.children]
+        if side not in names:
+            raise ValueError(f"side={side!r}: expected one of {names}")
+        actual, self._answer = self._answer, None
+        self.predicted.append((side, actual))
+        right = sum(g == a for g, a in self.predicted)
+        words = "Right!" if side == actual else f"Not quite: {actual}."
+        for button in self.choices.children:
+            button.close()
+        self.choices.children = ()
+        self.ask.value = ""
+        self.verdict.value = (
+            f"<div class='tsl-sbs-verdict' data-right='{int(side == actual)}' "
+            f"style='font-size:13px'>{html.escape(words)} "
+            f"(score: {right} of {len(self.predicted)})</div>"
+        )
+        return self.step()
 
     def advance(self, seconds: float) -> float:
         """Run every side ``seconds`` further (from the latest clock); returns the new time."""
