@@ -121,4 +121,4 @@ def test_the_dashboard_renders_and_stays_live_in_marimo(marimo_server):
 
 def _grew(samples: list[dict], key: str) -> bool:
     first, last = samples[0][key], samples[-1][key]
-    return bool(first and last and last[0] > first[0] > 0)
+    return bool(first and last and last[0] > first[0])  # the timeline may start at 0 rows
