@@ -280,6 +280,7 @@ def test_dashboard_at_1khz_sends_each_row_once_at_most_10_batches_a_second():
     fake = [0.0]
     dash = Dashboard(s, autostart=False, clock=lambda: fake[0], resync_every=None)
     live = dash.timeline.live
+    live._on_msg(live, {"type": "hello", "token": "t"}, [])  # a page is there (no blind resync)
     wire = Wire(live)
     start = s.log.next_seq
     for _ in range(3000):  # 1 ms steps, 1 row each
@@ -555,3 +556,29 @@ def test_the_wheel_ships_the_module(tmp_path):
     assert "tempsched_lab/widgets/static/timeline.css" in names
     template = "tempsched_lab/widgets/voila_template/voila/templates/tempsched/"
     assert template + "index.html.j2" in names and template + "conf.json" in names
+
+
+def test_before_any_hello_a_push_resends_everything_at_most_once_a_second():
+    """Run All: the kernel answers a hello only between cells; until one comes, a push re-sends
+    every row (a reset to every page, then the rows) at most once a second, else increments."""
+    s, _ = scenario()
+    timeline = TimelineWidget(s)
+    wire = Wire(timeline)
+    timeline.push()
+    assert timeline.blind_resyncs == 1
+    assert [m["type"] for m, _ in wire.sent][:2] == ["reset", "rows"]
+    assert wire.sent[0][0]["to"] is None  # meant for every page
+    first_rows = wire.sent[1][0]
+    assert first_rows["labels_at"] == 0 and first_rows["lanes_at"] == 0
+    s.schedule(demo_task, delay=50.0, label="more")
+    timeline.push()  # within the second: only the new row
+    assert timeline.blind_resyncs == 1 and wire.sent[-1][0]["count"] == 1
+    assert wire.sent[-1][0]["labels_at"] == len(timeline.feed.labels) - len(
+        wire.sent[-1][0]["labels"]
+    )
+    timeline._on_msg(timeline, {"type": "hello", "token": "p"}, [])
+    timeline._blind_at = -1e9  # long ago: still no blind resync, a page said hello
+    s.schedule(demo_task, delay=60.0, label="more")
+    timeline.push()
+    assert timeline.blind_resyncs == 1
+    timeline.close()

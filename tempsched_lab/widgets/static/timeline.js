@@ -1091,7 +1091,18 @@ function initialize({ model }) {
       store.synced = true;
       store.changed();
     } else if (msg.type === 'rows') {
-      if (!store.synced) return; // our reset is on its way and holds these rows
+      if (!store.synced) {
+        // Our reset is on its way and holds these rows; but a kernel running later cells (Run
+        // All) answers a hello only between them: take the pushed rows meanwhile, if they follow
+        // on from what this page holds, its tables included.
+        const empty = store.n === 0 && store.labels.length === 0 && store.laneNames.length === 0;
+        const follows = msg.first === store.next || (empty && msg.labels_at === 0 && msg.lanes_at === 0);
+        if (!follows || msg.labels_at !== store.labels.length || msg.lanes_at !== store.laneNames.length) return;
+        if (empty) store.first = msg.first;
+        store.append(msg, buffers[0]);
+        store.changed();
+        return;
+      }
       if (msg.first > store.next) { askAgain(store); return; } // a message was lost
       store.append(msg, buffers[0]);
       store.changed();
