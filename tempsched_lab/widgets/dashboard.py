@@ -194,7 +194,7 @@ class Dashboard:
             panel.on_change(self.refresher.poke)
         self._link_selection()
         heading = "" if title is None else f"<h3 style='margin:4px 0'>{html.escape(title)}</h3>"
-        about = f"<div style='color:#555'>{html.escape(_describe(scheduler))}</div>"
+        about = f"<div style='color:var(--tsl-muted)'>{html.escape(_describe(scheduler))}</div>"
         self.header = W.HTML(type_css() + heading + about)
         self.header.add_class("tsl-header")
         self.banner = link_banner(scheduler)  # a mirror's link, said at the top (else None)

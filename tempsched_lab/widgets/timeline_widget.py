@@ -142,7 +142,10 @@ class TimelineWidget(anywidget.AnyWidget):
     resync_keys = ("seq", "now", "follow", "lanes", "window", "time_style", "type_scale")
 
     _esm = STATIC / "timeline.js"
-    _css = STATIC / "timeline.css"
+    # the theme's colours first (static/theme.css), then the timeline's own rules that use them
+    _css = (STATIC / "theme.css").read_text(encoding="utf-8") + (STATIC / "timeline.css").read_text(
+        encoding="utf-8"
+    )
 
     lanes = T.Unicode("task").tag(sync=True)
     follow = T.Bool(True).tag(sync=True)

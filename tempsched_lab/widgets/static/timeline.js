@@ -357,6 +357,12 @@ class View {
     this.store = store;
     this.el = el;
     el.classList.add('tsl-tl');
+    this.theme = readTheme(el);
+    // the host's theme switch (an attribute of <body> or <html>) re-themes the canvas at once
+    this.themeWatch = new MutationObserver(() => { this.theme = readTheme(el); this.invalidate(); });
+    for (const node of [document.body, document.documentElement]) {
+      this.themeWatch.observe(node, { attributes: true, attributeFilter: ['data-jp-theme-light', 'data-vscode-theme-kind', 'theme', 'class'] });
+    }
     el.innerHTML = '';
     const bar = document.createElement('div');
     bar.className = 'tsl-tl-bar';
@@ -512,6 +518,7 @@ class View {
       m.off('change:' + name, this.onChange);
     }
     m.off('change:type_scale', this.onScale);
+    this.themeWatch.disconnect();
     this.resizer.disconnect();
     this.store.views.delete(this);
   }
@@ -682,7 +689,8 @@ class View {
     const selected = m.get('selected');
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.clearRect(0, 0, this.width, this.height);
-    ctx.fillStyle = 'white';
+    const th = this.theme;
+    ctx.fillStyle = th.bg;
     ctx.fillRect(0, 0, this.width, this.height);
     this.drawAxis(ctx, pal);
     const x0 = this.g.gutter, x1 = this.plotX1();
@@ -702,7 +710,7 @@ class View {
     for (const row of rows) {
       const { lane, y } = row;
       if (selected >= 0 && lane.info && lane.info.id === selected && !thread) {
-        ctx.fillStyle = '#FFF4D6';
+        ctx.fillStyle = this.theme.headBg;
         ctx.fillRect(x0, y - this.g.lane / 2, x1 - x0, this.g.lane);
       }
       if (lane.kind === 'fold') continue;
@@ -721,7 +729,7 @@ class View {
     for (const row of rows) {
       const sel = selected >= 0 && row.lane.info && row.lane.info.id === selected && !thread;
       const fold = row.lane.kind === 'fold';
-      ctx.fillStyle = sel ? '#000' : (fold ? '#666' : pal.neutral.ink);
+      ctx.fillStyle = sel ? this.theme.headFg : (fold ? this.theme.muted : this.theme.fg);
       this.font(ctx, this.g.text, sel);
       if (fold) { ctx.textAlign = 'left'; ctx.fillText(clip(ctx, row.lane.label, this.plotX1() - 12), 6, row.y); ctx.textAlign = 'right'; continue; }
       ctx.fillText(clip(ctx, row.lane.label, this.g.gutter - 10), this.g.gutter - 6, row.y);
@@ -758,8 +766,8 @@ class View {
   drawAxis(ctx, pal) {
     const x0 = this.g.gutter, x1 = this.plotX1();
     const step = niceStep((this.v1 - this.v0) / Math.max(2, (x1 - x0) / (90 * this.g.text / 12)));
-    ctx.strokeStyle = pal.neutral.faint; ctx.lineWidth = 1;
-    ctx.fillStyle = pal.neutral.ink; this.font(ctx, this.g.text); ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+    ctx.strokeStyle = this.theme.grid; ctx.lineWidth = 1;
+    ctx.fillStyle = this.theme.fg; this.font(ctx, this.g.text); ctx.textAlign = 'center'; ctx.textBaseline = 'top';
     for (let v = Math.ceil(this.v0 / step) * step; v <= this.v1; v += step) {
       const x = Math.round(this.x(v)) + 0.5;
       ctx.beginPath(); ctx.moveTo(x, this.g.axis - 4); ctx.lineTo(x, this.height); ctx.stroke();
@@ -773,12 +781,12 @@ class View {
 
   drawScrollbar(ctx, lanes) {
     const x = this.width - SCROLL_W, top = this.g.axis, h = this.height - this.g.axis;
-    ctx.fillStyle = '#F0F0F0'; ctx.fillRect(x, top, SCROLL_W, h);
+    ctx.fillStyle = this.theme.panelBg; ctx.fillRect(x, top, SCROLL_W, h);
     const shown = this.lanesOnScreen();
     if (lanes.count <= shown) return;
     const th = Math.max(16, h * shown / lanes.count);
     const ty = top + (h - th) * (this.scroll / Math.max(1, lanes.count - shown));
-    ctx.fillStyle = '#9A9A9A'; ctx.fillRect(x + 2, ty, SCROLL_W - 4, th);
+    ctx.fillStyle = this.theme.border; ctx.fillRect(x + 2, ty, SCROLL_W - 4, th);
     this.thumb = { top, h, th };
   }
 
@@ -1017,7 +1025,7 @@ class View {
     tip.innerHTML = '';
     const head = document.createElement('div'); head.className = 'tsl-tl-tip-text';
     head.textContent = answer ? answer.text : `row ${hit.seq}: …`;
-    const det = document.createElement('div'); det.className = 'tsl-tl-tip-details'; det.style.color = '#555';
+    const det = document.createElement('div'); det.className = 'tsl-tl-tip-details';
     det.textContent = answer && answer.details ? answer.details : local;
     tip.appendChild(head); tip.appendChild(det);
     tip.style.display = 'block';
@@ -1056,6 +1064,20 @@ class View {
       item(g => glyph(g, mk, 11, 9, pal.neutral.unknown), mk.label);
     }
   }
+}
+
+// The theme's colours (theme.css variables, as computed where the view sits); light if unset.
+const LIGHT = { fg: '#1f1f1f', bg: '#ffffff', muted: '#595959', border: '#8c8c8c', grid: '#e0e0e0',
+                panelBg: '#f2f2f2', headBg: '#fff4d6', headFg: '#1f1f1f' };
+function readTheme(el) {
+  const css = getComputedStyle(el);
+  const get = (name, fallback) => (css.getPropertyValue(name) || '').trim() || fallback;
+  return {
+    fg: get('--tsl-fg', LIGHT.fg), bg: get('--tsl-bg', LIGHT.bg), muted: get('--tsl-muted', LIGHT.muted),
+    border: get('--tsl-border', LIGHT.border), grid: get('--tsl-grid', LIGHT.grid),
+    panelBg: get('--tsl-panel-bg', LIGHT.panelBg), headBg: get('--tsl-head-bg', LIGHT.headBg),
+    headFg: get('--tsl-head-fg', LIGHT.headFg),
+  };
 }
 
 function button(bar, text, cls, title) {
