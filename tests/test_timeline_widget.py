@@ -582,3 +582,26 @@ def test_before_any_hello_a_push_resends_everything_at_most_once_a_second():
     timeline.push()
     assert timeline.blind_resyncs == 1
     timeline.close()
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_browser_lanes_order_by_what_happens_now(tmp_path):
+    """Issue 44, item 7: the task a user scheduled stays in view while it runs. Busy lanes go
+    running first, then due soonest, then those that only finished in view, whatever their
+    order of first appearance (before: first appearance, so the running task came last)."""
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    s.schedule(demo_task, at=8.8, label="later")  # #0: due after 'soon'
+    s.schedule(demo_task, at=8.3, label="soon")  # #1
+    for i in range(6):  # #2-#7: finished by 7 s
+        s.schedule(demo_task, at=1 + i, args=(i,), label="done")
+    s.schedule(demo_task, at=8.0, label="mine")  # #8: the reader's task, scheduled last
+    clock.run_until(9.5)
+    frame = s.log.to_frame()
+    start = frame[(frame["kind"] == "start") & (frame["label"] == "mine")].index[0]
+    running = frame.loc[:start]  # the log as it was when 'mine' started: it runs at now = 8
+    traits = {**_store_traits(s), "windows": [[0, 9, 8.0]]}
+    (view,) = _run_store(tmp_path, running, traits)["windows"]
+    assert view["shown"][:3] == ["mine #8", "soon #1", "later #0"]
+    assert view["shown"][3:9] == [f"done #{n}" for n in range(2, 8)]
+    assert view["busy"] == 9

@@ -567,8 +567,9 @@ class View {
   // of docs/widgets.md, "Lanes by activity"): a "rejected requests" row when a rejection is in
   // view; then the busy tasks, those running in the visible time range or due in it (a pending
   // run that is overdue counts: it is waiting to run), so a recurring task keeps its lane while
-  // it keeps running; then the tasks with anything else in view; each group in order of first
-  // appearance, so a lane does not jump while it stays in its group. Every other task is folded
+  // it keeps running, ordered by what happens now: a task just scheduled, then running, then
+  // due soonest, then finished in view (nowRank); then the tasks with anything else in view, in
+  // order of first appearance. Every other task is folded
   // into one last row ("+ 12 tasks, nothing in view"), so no lane on screen is empty.
   laneList() {
     const s = this.store, m = this.model;
@@ -586,6 +587,13 @@ class View {
         if (!(info.tFirst <= v1 && (info.open.size > 0 || info.tLast >= v0))) continue;
         (this.freshIn(info, v0, v1) ? fresh : this.busyIn(info, v0, v1) ? busy : quiet).push(id);
       }
+      // busy lanes by what happens now: running, then due soonest first, then the busy ones that
+      // only finished in view (a sort keeps first appearance within a rank)
+      const now = m.get('now');
+      const ranked = busy.map((id, order) => [this.nowRank(s.taskInfo.get(id), now), order, id]);
+      ranked.sort((a, b) => a[0][0] - b[0][0] || a[0][1] - b[0][1] || a[1] - b[1]);
+      busy.length = 0;
+      for (const r of ranked) busy.push(r[2]);
       busy.unshift(...fresh);
       let rejectRow = false; // rejections are logged in time order: a binary search finds one in view
       const rj = s.rejects;
@@ -609,6 +617,18 @@ class View {
                const name = run ? s.labels[run.label] : undefined;
                return { label: (name ? name + ' ' : '') + '#' + id, info, busy: i - top < c.busy };
              } };
+  }
+
+  // What a task is doing now, as [rank, key]: [0, start] running, [1, due] waiting to run
+  // (due soonest first; overdue counts), [2, 0] neither (its runs in view have finished).
+  nowRank(info, now) {
+    let due = Infinity;
+    for (const r of info.open) {
+      const start = Number.isFinite(r.started) ? r.started : r.evt;
+      if (Number.isFinite(start) && start <= now) return [0, start];
+      if (Number.isFinite(r.due)) due = Math.min(due, r.due);
+    }
+    return Number.isFinite(due) ? [1, due] : [2, 0];
   }
 
   // Is a task just queued: a pending run, not a periodic re-arm, whose schedule() call is in
