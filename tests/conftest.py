@@ -43,6 +43,7 @@ _KIND_BY_FILE = {
     "test_remote_voila.py": "browser",
     "test_fit_browser.py": "browser",
     "test_progressive_browser.py": "browser",
+    "test_hosts_browser.py": "browser",
 }
 
 
