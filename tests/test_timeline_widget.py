@@ -280,6 +280,7 @@ def test_dashboard_at_1khz_sends_each_row_once_at_most_10_batches_a_second():
     fake = [0.0]
     dash = Dashboard(s, autostart=False, clock=lambda: fake[0], resync_every=None)
     live = dash.timeline.live
+    live._on_msg(live, {"type": "hello", "token": "t"}, [])  # a page is there (no blind resync)
     wire = Wire(live)
     start = s.log.next_seq
     for _ in range(3000):  # 1 ms steps, 1 row each
@@ -555,3 +556,52 @@ def test_the_wheel_ships_the_module(tmp_path):
     assert "tempsched_lab/widgets/static/timeline.css" in names
     template = "tempsched_lab/widgets/voila_template/voila/templates/tempsched/"
     assert template + "index.html.j2" in names and template + "conf.json" in names
+
+
+def test_before_any_hello_a_push_resends_everything_at_most_once_a_second():
+    """Run All: the kernel answers a hello only between cells; until one comes, a push re-sends
+    every row (a reset to every page, then the rows) at most once a second, else increments."""
+    s, _ = scenario()
+    timeline = TimelineWidget(s)
+    wire = Wire(timeline)
+    timeline.push()
+    assert timeline.blind_resyncs == 1
+    assert [m["type"] for m, _ in wire.sent][:2] == ["reset", "rows"]
+    assert wire.sent[0][0]["to"] is None  # meant for every page
+    first_rows = wire.sent[1][0]
+    assert first_rows["labels_at"] == 0 and first_rows["lanes_at"] == 0
+    s.schedule(demo_task, delay=50.0, label="more")
+    timeline.push()  # within the second: only the new row
+    assert timeline.blind_resyncs == 1 and wire.sent[-1][0]["count"] == 1
+    assert wire.sent[-1][0]["labels_at"] == len(timeline.feed.labels) - len(
+        wire.sent[-1][0]["labels"]
+    )
+    timeline._on_msg(timeline, {"type": "hello", "token": "p"}, [])
+    timeline._blind_at = -1e9  # long ago: still no blind resync, a page said hello
+    s.schedule(demo_task, delay=60.0, label="more")
+    timeline.push()
+    assert timeline.blind_resyncs == 1
+    timeline.close()
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_browser_lanes_order_by_what_happens_now(tmp_path):
+    """Issue 44, item 7: the task a user scheduled stays in view while it runs. Busy lanes go
+    running first, then due soonest, then those that only finished in view, whatever their
+    order of first appearance (before: first appearance, so the running task came last)."""
+    clock = VirtualClock()
+    s = Scheduler(clock)
+    s.schedule(demo_task, at=8.8, label="later")  # #0: due after 'soon'
+    s.schedule(demo_task, at=8.3, label="soon")  # #1
+    for i in range(6):  # #2-#7: finished by 7 s
+        s.schedule(demo_task, at=1 + i, args=(i,), label="done")
+    s.schedule(demo_task, at=8.0, label="mine")  # #8: the reader's task, scheduled last
+    clock.run_until(9.5)
+    frame = s.log.to_frame()
+    start = frame[(frame["kind"] == "start") & (frame["label"] == "mine")].index[0]
+    running = frame.loc[:start]  # the log as it was when 'mine' started: it runs at now = 8
+    traits = {**_store_traits(s), "windows": [[0, 9, 8.0]]}
+    (view,) = _run_store(tmp_path, running, traits)["windows"]
+    assert view["shown"][:3] == ["mine #8", "soon #1", "later #0"]
+    assert view["shown"][3:9] == [f"done #{n}" for n in range(2, 8)]
+    assert view["busy"] == 9

@@ -412,11 +412,15 @@ def test_close_stops_the_thread_and_releases_everything():
     assert thread is not None and thread.is_alive() and thread.daemon
     assert active_refresher(s) is dash.refresher
     renderers = [r for p in dash.panels.values() for r in p._renderers]
-    widgets = [w for p in dash.panels.values() for w in p._owned] + [dash.widget, dash.header]
+    widgets = [w for p in dash.panels.values() for w in p._owned] + [dash.header]
     dash.close()
     assert not thread.is_alive()
     assert all(r.figure is None for r in renderers)
     assert all(w.comm is None for w in widgets)
+    # the root box stays, showing its last frame (never an empty output): two small models
+    (frame,) = dash.widget.children
+    assert "tsl-lastframe" in frame._dom_classes and "This view was closed" in frame.value
+    assert "<img" in frame.value  # the pictures as they were
     assert active_refresher(s) is None
     dash.close()  # idempotent
     with pytest.raises(RuntimeError, match="closed"):

@@ -76,7 +76,7 @@ def case_color(case: int) -> str:
 #: The CSS of the panels' HTML tables, sent with each table (an HTML widget has no stylesheet).
 TABLE_STYLE = (
     "<style>.tsl-table{border-collapse:collapse;font-size:12px;font-family:monospace}"
-    ".tsl-table th,.tsl-table td{padding:1px 6px;border-bottom:1px solid #ddd;"
+    ".tsl-table th,.tsl-table td{padding:1px 6px;border-bottom:1px solid var(--tsl-grid);"
     "text-align:left;vertical-align:top}</style>"
 )
 

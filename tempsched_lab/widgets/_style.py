@@ -17,8 +17,10 @@ ValueError: scale='huge': expected one of ['default', 'projector']
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as W
@@ -31,14 +33,18 @@ __all__ = [
     "PROJECTOR",
     "PROJECTOR_CLASS",
     "SCALES",
+    "TEXT_PAIRS",
+    "THEME_CSS",
     "ZOOM",
     "check_scale",
+    "contrast_ratio",
     "off_page",
     "on_page",
     "projector_toggle",
     "resolve_scale",
     "set_page_scale",
     "show_scale",
+    "theme_colors",
     "type_css",
 ]
 
@@ -68,9 +74,68 @@ _CSS = """<style>
 </style>"""
 
 
+#: The theme's colours (CSS variables ``--tsl-*``, light by default, dark where the host says so).
+THEME_CSS = (Path(__file__).with_name("static") / "theme.css").read_text(encoding="utf-8")
+
+
+#: Every text colour of the theme and the backgrounds it is drawn on: each pair meets 4.5:1.
+TEXT_PAIRS = [
+    ("--tsl-fg", "--tsl-bg"),
+    ("--tsl-fg", "--tsl-panel-bg"),
+    ("--tsl-muted", "--tsl-bg"),
+    ("--tsl-muted", "--tsl-panel-bg"),
+    ("--tsl-accent-fg", "--tsl-accent"),
+    ("--tsl-head-fg", "--tsl-head-bg"),
+    ("--tsl-ok", "--tsl-bg"),
+    ("--tsl-late", "--tsl-bg"),
+    ("--tsl-fail", "--tsl-bg"),
+    ("--tsl-fail", "--tsl-panel-bg"),
+]
+
+
+def _luminance(color: str) -> float:
+    text = color.strip().lstrip("#")
+    if len(text) == 3:
+        text = "".join(c * 2 for c in text)
+    if not re.fullmatch(r"[0-9a-fA-F]{6}", text):
+        raise ValueError(f"color={color!r}: expected #rgb or #rrggbb")
+    channels = [int(text[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(fg: str, bg: str) -> float:
+    """WCAG 2 contrast ratio of two ``#rrggbb`` colours (1 to 21; AA text needs 4.5).
+
+    >>> round(contrast_ratio("#000000", "#ffffff"), 1), round(contrast_ratio("#777", "#fff"), 2)
+    (21.0, 4.48)
+    """
+    a, b = sorted((_luminance(fg), _luminance(bg)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
+
+
+def theme_colors(css: str | None = None) -> dict[str, dict[str, str]]:
+    """The theme's variables, ``{"light": {name: colour}, "dark": {...}}``, read from ``css``
+    (default :data:`THEME_CSS`): the first rule block is light, the second dark.
+
+    >>> theme_colors()["light"]["--tsl-bg"], theme_colors()["dark"]["--tsl-bg"]
+    ('#ffffff', '#1e1e1e')
+    """
+    text = THEME_CSS if css is None else css
+    blocks = re.findall(r"\{([^}]*)\}", re.sub(r"/\*.*?\*/", "", text, flags=re.S))
+    if len(blocks) < 2:
+        raise ValueError("css: expected a light and a dark rule block")
+    found = [dict(re.findall(r"(--tsl-[\w-]+)\s*:\s*([^;]+);", b)) for b in blocks[:2]]
+    return {
+        "light": {k: v.strip() for k, v in found[0].items()},
+        "dark": {k: v.strip() for k, v in found[1].items()},
+    }
+
+
 def type_css() -> str:
-    """The style sheet every view carries (in its first HTML): what ``tsl-projector`` changes."""
-    return _CSS
+    """The style sheet every view carries (in its first HTML): what ``tsl-projector`` changes,
+    and the theme's colours (``static/theme.css``)."""
+    return _CSS.replace("<style>", "<style>\n" + THEME_CSS, 1)
 
 
 def show_scale(box: W.Widget, scale: str, toggle: W.ToggleButton | None = None) -> None:

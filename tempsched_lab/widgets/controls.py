@@ -184,7 +184,7 @@ def decision_text(
     return (
         f"<div class='tsl-decision-text' {_TEXT}><b>Case {int(case)}, {esc(case.short)}:</b> "
         f"{esc(what)}.<br>{esc(case.explanation)}<br>"
-        f"<span style='color:#666'>{esc(head)}{woke}</span></div>"
+        f"<span style='color:var(--tsl-muted)'>{esc(head)}{woke}</span></div>"
     )
 
 
@@ -212,7 +212,8 @@ def cancel_text(task_id: int, result: CancelResult) -> str:
 
 def _error_text(title: str, exc: BaseException) -> str:
     return (
-        f"<div class='tsl-error-text' style='color:#A40000;line-height:1.4'><b>{esc(title)}:</b> "
+        "<div class='tsl-error-text' style='color:var(--tsl-fail);line-height:1.4'>"
+        f"<b>{esc(title)}:</b> "
         f"{esc(type(exc).__name__)}: {esc(exc)}</div>"
     )
 

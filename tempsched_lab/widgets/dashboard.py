@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
+import logging
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +33,7 @@ from ._style import (
     show_scale,
     type_css,
 )
+from .lastframe import leave_last_frame
 from .linkbanner import link_banner, mirror_panels
 from .liveview import LivePanel, in_marimo
 from .logview import LogPanel
@@ -40,6 +42,8 @@ from .panels import PANELS as _PANELS
 from .panels import default_panels, layout_rows, panel_spec, panel_specs
 from .refresher import Refresher
 from .scene import LogSource
+
+_LOG = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..core.scheduler import Scheduler
@@ -206,12 +210,20 @@ class Dashboard:
             panel.on_change(self.refresher.poke)
         self._link_selection()
         heading = "" if title is None else f"<h3 style='margin:4px 0'>{html.escape(title)}</h3>"
-        about = f"<div style='color:#555'>{html.escape(_describe(scheduler))}</div>"
+        about = f"<div style='color:var(--tsl-muted)'>{html.escape(_describe(scheduler))}</div>"
         self.title = title
         self.header = W.HTML(type_css() + heading + about)
         self.header.add_class("tsl-header")
         self.banner = link_banner(scheduler)  # a mirror's link, said at the top (else None)
         self.projector = projector_toggle(scale, self.set_scale)
+        self._on_close: list[Callable[[], Any]] = []
+        self.stop_button = W.Button(
+            description="stop",
+            tooltip="stop this view: it keeps its last frame (and runs what on_close() added)",
+            layout=W.Layout(width="auto", flex="0 0 auto"),
+        )
+        self.stop_button.add_class("tsl-stop")
+        self.stop_button.on_click(lambda _button: self.close())
         on_page(self)
         self.widget = self._layout()
         self.widget.add_class("tsl-dashboard")
@@ -261,8 +273,9 @@ class Dashboard:
     def _layout(self, widgets: dict[str, W.Widget] | None = None) -> W.VBox:
         """The view: the header, then the panels' rows as the registry lays them out."""
         p = widgets if widgets is not None else {n: pl.widget for n, pl in self.panels.items()}
+        buttons = W.HBox([self.projector, self.stop_button], layout=W.Layout(flex="0 0 auto"))
         top = W.HBox(
-            [self.header, self.projector] if widgets is None else [self.header],
+            [self.header, buttons] if widgets is None else [self.header],
             layout=W.Layout(justify_content="space-between", align_items="flex-start"),
         )
         rows: list[W.Widget] = [top] if self.banner is None else [top, self.banner.widget]
@@ -320,21 +333,50 @@ class Dashboard:
         """Refresh every panel now, in this thread; returns the number of parts refreshed."""
         return self.refresher.tick(force=True)
 
+    def on_close(self, callback: Callable[[], Any]) -> None:
+        """Call ``callback()`` once the dashboard is closed (by :meth:`close`, or its **stop**
+        button): e.g. stop the scenario it shows. A callback that raises is reported, not fatal.
+
+        >>> from tempsched_lab import Scheduler, VirtualClock
+        >>> d = Dashboard(Scheduler(VirtualClock()), autostart=False, on_page_close="ignore")
+        >>> d.on_close(lambda: print("stopped"))
+        >>> d.close()
+        stopped
+        """
+        self._on_close.append(callback)
+
     def close(self) -> None:
-        """Stop the refresher, release the figures and close every widget. Idempotent."""
+        """Stop the refresher, release the figures and close every widget. Idempotent.
+
+        The dashboard's box stays in the page with its last frame (a static snapshot of what
+        it showed, :mod:`~tempsched_lab.widgets.lastframe`), never an empty output.
+        """
         if self.closed:
             return
         self.closed = True
         off_page(self)
         self.refresher.close()
+        snapshot = static_html(self.widget)
+        try:
+            closed_at = self.scheduler.time_scale.at(self.scheduler.clock.now())
+        except Exception:  # a closed mirror's clock: the frame says when without a time
+            closed_at = ""
+        old = list(self._containers())
+        leave_last_frame(self.widget, snapshot, closed_at=closed_at)
         if self.banner is not None:
             self.banner.close()
         for panel in self.panels.values():
             panel.close()
-        for widget in self._containers():
-            widget.close()
+        for widget in old:
+            if widget is not self.widget:
+                widget.close()
         if self.watch is not None:
             self.watch.close()
+        for callback in list(self._on_close):
+            try:
+                callback()
+            except Exception as exc:  # one failing callback must not keep the others from running
+                _LOG.warning("Dashboard.on_close callback %r failed: %s", callback, exc)
 
     def _containers(self) -> list[W.Widget]:
         out: list[W.Widget] = [self.header]

@@ -389,7 +389,7 @@ class TimelinePanel(Panel):
         text = f"the whole run, {end} · {by}"
         caption = W.HTML(
             stamp(scene, self.name)
-            + f"<div class='tsl-timeline-text' style='color:#444'>{esc(text)}</div>"
+            + f"<div class='tsl-timeline-text' style='color:var(--tsl-muted)'>{esc(text)}</div>"
         )
         title = W.HTML("<b style='font-size:14px'>Timeline</b>")
         box = W.VBox([title, caption, scroller(image)])
@@ -399,7 +399,7 @@ class TimelinePanel(Panel):
     def _live_caption(self, scene: Scene) -> str:
         by = "executor thread" if self.lanes.value == "thread" else "task"
         return (
-            "<div class='tsl-timeline-text' style='color:#444'>"
+            "<div class='tsl-timeline-text' style='color:var(--tsl-muted)'>"
             f"now {esc(scene.scale.at(scene.now))} · one lane per {by} · wheel: zoom, drag: pan, "
             "hover: what happened, click: a task's whole history</div>"
         )
@@ -414,7 +414,8 @@ class TimelinePanel(Panel):
         else:
             shown = f"{span[1] - span[0]:g} s window, now {scale.at(scene.now)}"
         by = "one lane per executor thread" if lanes == "thread" else "one lane per task"
-        return f"<div class='tsl-timeline-text' style='color:#444'>{esc(shown)} · {esc(by)}</div>"
+        muted = "style='color:var(--tsl-muted)'"
+        return f"<div class='tsl-timeline-text' {muted}>{esc(shown)} · {esc(by)}</div>"
 
     def _key(self, scene: Scene) -> Hashable:
         return (

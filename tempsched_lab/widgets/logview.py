@@ -58,7 +58,9 @@ def log_table_html(rows: pd.DataFrame, scale: TimeScale | None = None) -> str:
             (describe_row(row, scale), ""),
         )
         out.append(
-            f"<tr class='tsl-row tsl-kind-{esc(kind)}' style='background:{fill}'>"
+            # the kind's tint over the theme's background: the theme's text reads on it
+            f"<tr class='tsl-row tsl-kind-{esc(kind)}' style='color:var(--tsl-fg);"
+            f"background:color-mix(in srgb, {fill} 40%, var(--tsl-bg))'>"
             + "".join(f"<td{style}>{esc(text)}</td>" for text, style in cells)
             + "</tr>"
         )

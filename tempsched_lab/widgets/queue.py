@@ -88,7 +88,8 @@ def queue_table_html(
     >>> for t in (1.0, 2.0, 2.0, 3.0):
     ...     _ = s.schedule(print, at=t, label="job")
     >>> text = queue_table_html(s.snapshot(), 0.0, max_points=2)
-    >>> text.count("tsl-head"), "1 more time point (1 task)" in text, "<td>1.000</td>" in text
+    >>> heads = text.count("class='tsl-head'")
+    >>> heads, "1 more time point (1 task)" in text, "<td>1.000</td>" in text
     (1, True, True)
     """
     scale = scale if scale is not None else TimeScale(0.0)
@@ -108,7 +109,11 @@ def queue_table_html(
     rows = ["<tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr>"]
     for i, (due, ids) in enumerate(points[:max_points]):
         is_head = i == 0
-        style = f"background:{HEAD_FILL};font-weight:bold" if is_head else ""
+        style = (
+            "background:var(--tsl-head-bg);color:var(--tsl-head-fg);font-weight:bold"
+            if is_head
+            else ""
+        )
         cls = "tsl-head" if is_head else "tsl-point"
         shown = ids[:max_tasks]
         for j, task_id in enumerate(shown):

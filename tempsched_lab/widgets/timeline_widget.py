@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -62,6 +63,11 @@ __all__ = ["MAX_BATCH", "TimelineWidget", "mark_table", "palette"]
 STATIC = Path(__file__).with_name("static")
 #: The most rows in one message: a resync of a long log goes in several (each ~1.6 MB).
 MAX_BATCH = 50_000
+#: Until a page says hello, a push re-sends every row (at most once a second) while the log holds
+#: at most this many rows (330 kB): a page that missed the first pushes still fills while the
+#: kernel runs later cells (JupyterLab's Run All), where a hello is answered only between cells.
+BLIND_ROWS = 10_000
+BLIND_EVERY_S = 1.0
 
 
 def palette() -> dict[str, Any]:
@@ -136,7 +142,10 @@ class TimelineWidget(anywidget.AnyWidget):
     resync_keys = ("seq", "now", "follow", "lanes", "window", "time_style", "type_scale")
 
     _esm = STATIC / "timeline.js"
-    _css = STATIC / "timeline.css"
+    # the theme's colours first (static/theme.css), then the timeline's own rules that use them
+    _css = (STATIC / "theme.css").read_text(encoding="utf-8") + (STATIC / "timeline.css").read_text(
+        encoding="utf-8"
+    )
 
     lanes = T.Unicode("task").tag(sync=True)
     follow = T.Bool(True).tag(sync=True)
@@ -209,6 +218,9 @@ class TimelineWidget(anywidget.AnyWidget):
         #: pages that said hello (a page that renders the module says it once per connection)
         self.hellos = 0
         self.hover_requests = 0
+        #: full re-sends made before any page said hello (see :meth:`push`)
+        self.blind_resyncs = 0
+        self._blind_at: float | None = None
         self._hello_callbacks: list[Callable[[], Any]] = []
         self.on_msg(self._on_msg)
 
@@ -270,8 +282,17 @@ class TimelineWidget(anywidget.AnyWidget):
         log = self.scheduler.log
         with self._lock:
             stop = log.next_seq if upto is None else int(upto)
-            sent = self._send_rows(self.sent, stop)
-            self.sent = max(self.sent, stop)
+            if self._blind_due(stop):
+                # no page has said hello yet: the kernel may be running later cells (Run All),
+                # and answers a hello only between them; a page that missed the first pushes
+                # (sent before its module loaded) gets everything again, unasked
+                self.sent = max(self.sent, stop)
+                self.blind_resyncs += 1
+                self._blind_at = time.monotonic()
+                sent = self.resync(None)
+            else:
+                sent = self._send_rows(self.sent, stop)
+                self.sent = max(self.sent, stop)
             reading = self.scheduler.clock.now() if now is None else float(now)
             scale = self.scale
             with self.hold_sync():
@@ -280,6 +301,12 @@ class TimelineWidget(anywidget.AnyWidget):
                 if self.time_style != scale.style:
                     self.time_style = scale.style
         return sent
+
+    def _blind_due(self, stop: int) -> bool:
+        """Whether this push re-sends every row unasked (no hello yet, a small log, 1 s on)."""
+        if self.hellos or stop <= self.sent or stop - self.scheduler.log.first_seq > BLIND_ROWS:
+            return False
+        return self._blind_at is None or time.monotonic() - self._blind_at >= BLIND_EVERY_S
 
     def _send_rows(self, start: int, stop: int, to: str | None = None) -> int:
         """Send rows ``start <= seq < stop`` in batches; returns how many rows went out."""
@@ -296,6 +323,10 @@ class TimelineWidget(anywidget.AnyWidget):
                 break
             header, block = self.feed.encode(frame, origin)
             header["type"] = "rows"
+            # the tables' sizes before this batch's new entries: a page that holds exactly these
+            # takes pushed rows before its own resync has come (the kernel busy in later cells)
+            header["labels_at"] = len(self.feed.labels) - len(header["labels"])
+            header["lanes_at"] = len(self.feed.lanes) - len(header["lanes"])
             if to is not None:
                 header["to"] = to
             self.send(header, buffers=[block])

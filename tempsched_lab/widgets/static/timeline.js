@@ -357,6 +357,12 @@ class View {
     this.store = store;
     this.el = el;
     el.classList.add('tsl-tl');
+    this.theme = readTheme(el);
+    // the host's theme switch (an attribute of <body> or <html>) re-themes the canvas at once
+    this.themeWatch = new MutationObserver(() => { this.theme = readTheme(el); this.invalidate(); });
+    for (const node of [document.body, document.documentElement]) {
+      this.themeWatch.observe(node, { attributes: true, attributeFilter: ['data-jp-theme-light', 'data-vscode-theme-kind', 'theme', 'class'] });
+    }
     el.innerHTML = '';
     const bar = document.createElement('div');
     bar.className = 'tsl-tl-bar';
@@ -512,6 +518,7 @@ class View {
       m.off('change:' + name, this.onChange);
     }
     m.off('change:type_scale', this.onScale);
+    this.themeWatch.disconnect();
     this.resizer.disconnect();
     this.store.views.delete(this);
   }
@@ -560,8 +567,9 @@ class View {
   // of docs/widgets.md, "Lanes by activity"): a "rejected requests" row when a rejection is in
   // view; then the busy tasks, those running in the visible time range or due in it (a pending
   // run that is overdue counts: it is waiting to run), so a recurring task keeps its lane while
-  // it keeps running; then the tasks with anything else in view; each group in order of first
-  // appearance, so a lane does not jump while it stays in its group. Every other task is folded
+  // it keeps running, ordered by what happens now: a task just scheduled, then running, then
+  // due soonest, then finished in view (nowRank); then the tasks with anything else in view, in
+  // order of first appearance. Every other task is folded
   // into one last row ("+ 12 tasks, nothing in view"), so no lane on screen is empty.
   laneList() {
     const s = this.store, m = this.model;
@@ -579,6 +587,13 @@ class View {
         if (!(info.tFirst <= v1 && (info.open.size > 0 || info.tLast >= v0))) continue;
         (this.freshIn(info, v0, v1) ? fresh : this.busyIn(info, v0, v1) ? busy : quiet).push(id);
       }
+      // busy lanes by what happens now: running, then due soonest first, then the busy ones that
+      // only finished in view (a sort keeps first appearance within a rank)
+      const now = m.get('now');
+      const ranked = busy.map((id, order) => [this.nowRank(s.taskInfo.get(id), now), order, id]);
+      ranked.sort((a, b) => a[0][0] - b[0][0] || a[0][1] - b[0][1] || a[1] - b[1]);
+      busy.length = 0;
+      for (const r of ranked) busy.push(r[2]);
       busy.unshift(...fresh);
       let rejectRow = false; // rejections are logged in time order: a binary search finds one in view
       const rj = s.rejects;
@@ -602,6 +617,18 @@ class View {
                const name = run ? s.labels[run.label] : undefined;
                return { label: (name ? name + ' ' : '') + '#' + id, info, busy: i - top < c.busy };
              } };
+  }
+
+  // What a task is doing now, as [rank, key]: [0, start] running, [1, due] waiting to run
+  // (due soonest first; overdue counts), [2, 0] neither (its runs in view have finished).
+  nowRank(info, now) {
+    let due = Infinity;
+    for (const r of info.open) {
+      const start = Number.isFinite(r.started) ? r.started : r.evt;
+      if (Number.isFinite(start) && start <= now) return [0, start];
+      if (Number.isFinite(r.due)) due = Math.min(due, r.due);
+    }
+    return Number.isFinite(due) ? [1, due] : [2, 0];
   }
 
   // Is a task just queued: a pending run, not a periodic re-arm, whose schedule() call is in
@@ -682,7 +709,8 @@ class View {
     const selected = m.get('selected');
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.clearRect(0, 0, this.width, this.height);
-    ctx.fillStyle = 'white';
+    const th = this.theme;
+    ctx.fillStyle = th.bg;
     ctx.fillRect(0, 0, this.width, this.height);
     this.drawAxis(ctx, pal);
     const x0 = this.g.gutter, x1 = this.plotX1();
@@ -702,7 +730,7 @@ class View {
     for (const row of rows) {
       const { lane, y } = row;
       if (selected >= 0 && lane.info && lane.info.id === selected && !thread) {
-        ctx.fillStyle = '#FFF4D6';
+        ctx.fillStyle = this.theme.headBg;
         ctx.fillRect(x0, y - this.g.lane / 2, x1 - x0, this.g.lane);
       }
       if (lane.kind === 'fold') continue;
@@ -721,7 +749,7 @@ class View {
     for (const row of rows) {
       const sel = selected >= 0 && row.lane.info && row.lane.info.id === selected && !thread;
       const fold = row.lane.kind === 'fold';
-      ctx.fillStyle = sel ? '#000' : (fold ? '#666' : pal.neutral.ink);
+      ctx.fillStyle = sel ? this.theme.headFg : (fold ? this.theme.muted : this.theme.fg);
       this.font(ctx, this.g.text, sel);
       if (fold) { ctx.textAlign = 'left'; ctx.fillText(clip(ctx, row.lane.label, this.plotX1() - 12), 6, row.y); ctx.textAlign = 'right'; continue; }
       ctx.fillText(clip(ctx, row.lane.label, this.g.gutter - 10), this.g.gutter - 6, row.y);
@@ -758,8 +786,8 @@ class View {
   drawAxis(ctx, pal) {
     const x0 = this.g.gutter, x1 = this.plotX1();
     const step = niceStep((this.v1 - this.v0) / Math.max(2, (x1 - x0) / (90 * this.g.text / 12)));
-    ctx.strokeStyle = pal.neutral.faint; ctx.lineWidth = 1;
-    ctx.fillStyle = pal.neutral.ink; this.font(ctx, this.g.text); ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+    ctx.strokeStyle = this.theme.grid; ctx.lineWidth = 1;
+    ctx.fillStyle = this.theme.fg; this.font(ctx, this.g.text); ctx.textAlign = 'center'; ctx.textBaseline = 'top';
     for (let v = Math.ceil(this.v0 / step) * step; v <= this.v1; v += step) {
       const x = Math.round(this.x(v)) + 0.5;
       ctx.beginPath(); ctx.moveTo(x, this.g.axis - 4); ctx.lineTo(x, this.height); ctx.stroke();
@@ -773,12 +801,12 @@ class View {
 
   drawScrollbar(ctx, lanes) {
     const x = this.width - SCROLL_W, top = this.g.axis, h = this.height - this.g.axis;
-    ctx.fillStyle = '#F0F0F0'; ctx.fillRect(x, top, SCROLL_W, h);
+    ctx.fillStyle = this.theme.panelBg; ctx.fillRect(x, top, SCROLL_W, h);
     const shown = this.lanesOnScreen();
     if (lanes.count <= shown) return;
     const th = Math.max(16, h * shown / lanes.count);
     const ty = top + (h - th) * (this.scroll / Math.max(1, lanes.count - shown));
-    ctx.fillStyle = '#9A9A9A'; ctx.fillRect(x + 2, ty, SCROLL_W - 4, th);
+    ctx.fillStyle = this.theme.border; ctx.fillRect(x + 2, ty, SCROLL_W - 4, th);
     this.thumb = { top, h, th };
   }
 
@@ -1017,7 +1045,7 @@ class View {
     tip.innerHTML = '';
     const head = document.createElement('div'); head.className = 'tsl-tl-tip-text';
     head.textContent = answer ? answer.text : `row ${hit.seq}: …`;
-    const det = document.createElement('div'); det.className = 'tsl-tl-tip-details'; det.style.color = '#555';
+    const det = document.createElement('div'); det.className = 'tsl-tl-tip-details';
     det.textContent = answer && answer.details ? answer.details : local;
     tip.appendChild(head); tip.appendChild(det);
     tip.style.display = 'block';
@@ -1058,6 +1086,20 @@ class View {
   }
 }
 
+// The theme's colours (theme.css variables, as computed where the view sits); light if unset.
+const LIGHT = { fg: '#1f1f1f', bg: '#ffffff', muted: '#595959', border: '#8c8c8c', grid: '#e0e0e0',
+                panelBg: '#f2f2f2', headBg: '#fff4d6', headFg: '#1f1f1f' };
+function readTheme(el) {
+  const css = getComputedStyle(el);
+  const get = (name, fallback) => (css.getPropertyValue(name) || '').trim() || fallback;
+  return {
+    fg: get('--tsl-fg', LIGHT.fg), bg: get('--tsl-bg', LIGHT.bg), muted: get('--tsl-muted', LIGHT.muted),
+    border: get('--tsl-border', LIGHT.border), grid: get('--tsl-grid', LIGHT.grid),
+    panelBg: get('--tsl-panel-bg', LIGHT.panelBg), headBg: get('--tsl-head-bg', LIGHT.headBg),
+    headFg: get('--tsl-head-fg', LIGHT.headFg),
+  };
+}
+
 function button(bar, text, cls, title) {
   const b = document.createElement('button');
   b.textContent = text; b.className = cls; b.title = title; b.type = 'button';
@@ -1091,7 +1133,18 @@ function initialize({ model }) {
       store.synced = true;
       store.changed();
     } else if (msg.type === 'rows') {
-      if (!store.synced) return; // our reset is on its way and holds these rows
+      if (!store.synced) {
+        // Our reset is on its way and holds these rows; but a kernel running later cells (Run
+        // All) answers a hello only between them: take the pushed rows meanwhile, if they follow
+        // on from what this page holds, its tables included.
+        const empty = store.n === 0 && store.labels.length === 0 && store.laneNames.length === 0;
+        const follows = msg.first === store.next || (empty && msg.labels_at === 0 && msg.lanes_at === 0);
+        if (!follows || msg.labels_at !== store.labels.length || msg.lanes_at !== store.laneNames.length) return;
+        if (empty) store.first = msg.first;
+        store.append(msg, buffers[0]);
+        store.changed();
+        return;
+      }
       if (msg.first > store.next) { askAgain(store); return; } // a message was lost
       store.append(msg, buffers[0]);
       store.changed();

@@ -1,0 +1,64 @@
+"""A closed view leaves its last frame: a static snapshot in its output, never an empty one.
+
+When a widget is closed, the notebook removes its view: the output under the
+cell becomes empty, with no message (issue 44: *Run All empties the
+dashboards*). A view of this package closes differently: its root box stays
+and its children are replaced by one HTML widget holding what the view showed
+last (texts, tables and pictures, :func:`~tempsched_lab.widgets.dashboard.static_html`),
+under a line that says the view is closed. Everything else is closed and
+released; the root box and the frame cost two small models.
+
+>>> import ipywidgets as W
+>>> root = W.VBox([W.HTML("<b>12 rows</b>"), W.Button(description="pause")])
+>>> frame = leave_last_frame(root, "<b>12 rows</b>", closed_at="4.2 s")
+>>> [type(child).__name__ for child in root.children]
+['HTML']
+>>> "tsl-lastframe" in frame._dom_classes, "12 rows" in frame.value, "4.2 s" in frame.value
+(True, True, True)
+>>> leave_last_frame(root, "", closed_at="")
+Traceback (most recent call last):
+...
+ValueError: root=VBox(...): already shows its last frame
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+__all__ = ["LASTFRAME_CLASS", "last_frame_html", "leave_last_frame"]
+
+#: The class of a last frame's HTML widget (tests and style sheets find it by it).
+LASTFRAME_CLASS = "tsl-lastframe"
+
+
+def last_frame_html(snapshot: str, *, closed_at: str = "") -> str:
+    """The frame's HTML: a short note, then ``snapshot`` (HTML) as it was.
+
+    >>> "closed at 3 s" in last_frame_html("<p>x</p>", closed_at="3 s")
+    True
+    """
+    when = f" at {html.escape(closed_at)}" if closed_at else ""
+    note = (
+        "<div class='tsl-lastframe-note' style='color:var(--tsl-muted,#595959);"
+        f"font-style:italic;margin:2px 0 4px'>This view was closed{when}: its last frame, "
+        "as it was (nothing here updates any more).</div>"
+    )
+    body = snapshot or "<div>(the view showed nothing yet)</div>"
+    return f"{note}{body}"
+
+
+def leave_last_frame(root: W.Box, snapshot: str, *, closed_at: str = "") -> W.HTML:
+    """Replace ``root``'s children by one HTML widget showing ``snapshot``; return that widget.
+
+    The caller closes the old children (they are no longer shown). Raises
+    ``ValueError`` if ``root`` already shows a last frame.
+    """
+    kids = root.children
+    if len(kids) == 1 and LASTFRAME_CLASS in getattr(kids[0], "_dom_classes", ()):
+        raise ValueError(f"root={type(root).__name__}(...): already shows its last frame")
+    frame = W.HTML(last_frame_html(snapshot, closed_at=closed_at))
+    frame.add_class(LASTFRAME_CLASS)
+    root.children = (frame,)
+    return frame
