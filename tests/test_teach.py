@@ -328,6 +328,10 @@ def test_the_history_asks_for_the_next_case_and_the_next_run_before_showing_them
         panel.next_button.click()
         panel.guess(3)
         assert panel.predicted[-1] == (3, 3) and "Right!" in panel.verdict.value
+        # stepping back to look again is not a new question: ◀ then ▶ just moves
+        panel.prev_button.click()
+        panel.next_button.click()
+        assert panel.slider.value == 2 and panel.ask.value == "" and len(panel.predicted) == 2
         # the first run: which of the three pending tasks?
         first_run = int(frame.loc[frame["kind"] == "dispatch", "seq"].iloc[0])
         panel.slider.value = first_run - 1

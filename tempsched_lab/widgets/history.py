@@ -74,7 +74,9 @@ class HistoryPanel(Panel):
 
     With ``predict=True`` (teaching), **▶** asks before it shows the next row when that row is a
     request (which case?) or a run (which task?); the answer reveals the row, right or wrong,
-    and :attr:`predicted` keeps ``(guess, actual)`` pairs. Moving the slider by hand never asks.
+    and :attr:`predicted` keeps ``(guess, actual)`` pairs. Moving the slider by hand never asks,
+    and neither does **▶** onto a row already on screen while stepping (left or reached with
+    **◀**, or answered): stepping back to look again is not a new question.
 
     >>> s = Scheduler(VirtualClock())
     >>> _ = s.schedule(print, at=2.0, label="first")
@@ -109,6 +111,7 @@ class HistoryPanel(Panel):
         self.predicted: list[tuple[int, int]] = []
         self.options: dict[int, str] = {}
         self._asked: tuple[int, int] | None = None  # (seq, actual) of the open question
+        self._stepped: set[int] = set()  # rows seen while stepping: ▶ does not ask them again
         self.ask: W.HTML = self._own(W.HTML(), "tsl-history-ask")
         self.choices: W.HBox = self._own(
             W.HBox(layout=W.Layout(flex_flow="row wrap")), "tsl-history-choices"
@@ -187,8 +190,16 @@ class HistoryPanel(Panel):
     def _nudge(self, step: int) -> None:
         slider = self.slider
         target = min(max(slider.value + step, slider.min), slider.max)
-        if step > 0 and self.predict and target != slider.value and self._pose(target):
+        if step < 0:
+            self._stepped.update((slider.value, target))
+        elif (
+            self.predict
+            and target != slider.value
+            and target not in self._stepped
+            and self._pose(target)
+        ):
             return  # shown once the prediction is made
+        self._stepped.add(target)
         self.slider.value = target
 
     # -- predict before reveal -----------------------------------------------------------------
@@ -243,6 +254,7 @@ class HistoryPanel(Panel):
         if key not in self.options:
             raise ValueError(f"key={key!r}: expected one of {sorted(self.options)}")
         seq, actual = self._asked
+        self._stepped.add(seq)
         self.predicted.append((key, actual))
         right = sum(g == a for g, a in self.predicted)
         words = "Right!" if key == actual else f"Not quite: it was {self.options[actual]}."
