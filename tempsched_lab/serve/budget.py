@@ -5,26 +5,39 @@ process, under its one GIL: about 70,000 instructions a row against ~28,800 for 
 ``schedule()`` that recorded it (docs/benchmarks.md, "Serving a scheduler"). A reader
 that followed a scheduler working flat out took a third of its throughput. The
 budget makes readers **polite**: while the rest of the process is busy, the readers
-together take at most ``share`` of the time (after a batch that cost ``c`` seconds of
-CPU they wait ``c * (1 - share) / share``); they fall behind, and catch up once the
+**together** take at most ``share`` of the time (after work that cost ``c`` seconds of
+CPU they all wait ``c * (1 - share) / share``); they fall behind, and catch up once the
 service is quieter. Nothing is lost (rows wait in the log's memory or on disk, a reader
 being a cursor); the lag is what the reader sees between its last ``id`` and
 ``/v1/moment``'s ``seq``. While the service is idle, a reader takes what it needs (a
 catch-up runs at full speed).
 
-Busy means: the scheduler recorded more than :data:`BUSY_ROWS` rows a second since the
-readers' last batch (read off ``log.next_seq``, no lock). The process's CPU clock
-would be the obvious signal, but the feed's own sending (on the event loop) counts
-there too: with the other threads' CPU share as the signal, an idle service's
-catch-up ran at 15,866 rows/s instead of 42,365. One budget per feed, shared by its
-streams: N readers take ``share`` together, not N times it.
+**Bursts included.** Readers work in *turns*, one at a time for the whole feed
+(:meth:`ReaderBudget.turn`, then :meth:`ReaderBudget.done`): a turn is given only once
+the pause the last one earned is over, so ten readers arriving together cannot all pass
+the check before any is charged (they did: ten readers catching up at once cut a busy
+service to 0.07-0.09 of its rows/s for 2 s, issue 41). The feed queues its streams for
+turns in arrival order (a FIFO limiter of one), so every reader gets its turn: held
+back, never starved. A verdict not known yet is not "idle": the first turn waits for one
+window of looking.
 
->>> budget = ReaderBudget(0.1, clock=iter([0.0, 1.0, 1.0]).__next__)
->>> budget.busy(next_seq=0)  # the first look: nothing to compare with yet
-False
->>> budget.busy(next_seq=5_000)  # 5,000 rows in the second since
+Busy means: the scheduler recorded more than :data:`BUSY_ROWS` rows a second over the
+last :data:`WINDOW` seconds or more (read off ``log.next_seq``, no lock). A look after
+more than :data:`STALE` seconds without one starts a new window (an average over an idle
+hour would hide the burst of its last second). A turn is charged if the service was busy
+when it began *or* when it ended. The process's CPU clock would be the obvious signal,
+but the feed's own sending (on the event loop) counts there too: with the other threads'
+CPU share as the signal, an idle service's catch-up ran at 15,866 rows/s instead of
+42,365.
+
+>>> budget = ReaderBudget(0.1, clock=iter([0.0, 0.1, 0.1, 0.1]).__next__)
+>>> budget.busy(next_seq=0)  # the first look: nothing to compare with, so not idle
 True
->>> round(budget.spent(0.002, busy=True), 3)  # a batch of 2 ms: the readers wait 9x that
+>>> budget.busy(next_seq=5_000)  # 5,000 rows in the 0.1 s since: 50,000 a second
+True
+>>> round(budget.spent(0.002, busy=True), 3)  # 2 ms of work: the readers wait 9x that
+0.018
+>>> round(budget.turn(5_000), 3)  # the next turn, 18 ms later
 0.018
 """
 
@@ -44,16 +57,22 @@ SHARE = 0.02
 BUSY_ROWS = 2_000.0
 #: Seconds over which the rate of rows is measured (at least).
 WINDOW = 0.02
+#: A look more than this many seconds after the last one starts a new window.
+STALE = 0.25
 
 
 class ReaderBudget:
-    """A duty cycle for a feed's readers (see the module docstring); thread-safe.
+    """A duty cycle for a feed's readers, taken in turns (see the module docstring); thread-safe.
 
     Args:
         share: the readers' share of the time while the service is busy, in (0, 1];
             ``1.0``: never held back.
         busy_rows: rows a second the scheduler records above which it is busy.
         clock: the wall clock (for tests).
+
+    >>> budget = ReaderBudget(0.5)
+    >>> budget.share
+    0.5
     """
 
     def __init__(
@@ -71,43 +90,95 @@ class ReaderBudget:
         self._lock = threading.Lock()
         self._until = 0.0  # no reader works before this clock reading
         self._mark: tuple[float, int] | None = None  # (wall, the log's next seq) at a look
-        self._busy = False
-        #: seconds the readers were held back so far; pieces of work charged (reads, sends)
+        self._busy = self.share < 1.0  # not known yet: not idle
+        self._measured = self.share >= 1.0  # the verdict comes from a measured window
+        self._turn = False  # a reader's turn is under way (between turn() and done())
+        #: the service was busy when the turn under way began (its reads are then small)
+        self.turn_busy = False
+        #: seconds the readers were held back so far
         self.held_back = 0.0
+        #: pieces of work charged or counted (reads, sends)
         self.batches = 0
+        #: the readers' CPU seconds counted while the service was busy, and in all
+        self.cpu_busy = 0.0
+        self.cpu = 0.0
 
     def pause(self) -> float:
-        """Seconds a reader must wait before its next batch (0: go on)."""
+        """Seconds before the readers' next turn may begin (0: now)."""
         return max(0.0, self._until - self._clock())
 
     def busy(self, next_seq: int) -> bool:
         """Whether the scheduler is busy: it recorded more than ``busy_rows`` rows a second
         over the last :data:`WINDOW` seconds or more (the log's ``next_seq`` is now
-        ``next_seq``). Streams look at every poll, so the verdict is at most a poll old; a
-        busy service's readers read small batches (the first costs it one ``batch`` at most)."""
+        ``next_seq``). Streams look at every poll and every turn, so the verdict is at most a
+        poll old; until a window has been measured, the service counts as busy."""
+        with self._lock:
+            return self._look(self._clock(), next_seq)
+
+    def _look(self, now: float, next_seq: int) -> bool:
+        if self.share >= 1.0:
+            return False
+        mark = self._mark
+        if mark is None or now - mark[0] > STALE:
+            self._mark = (now, next_seq)  # a new window: until it is measured, not idle
+            self._busy, self._measured = True, False
+            return True
+        wall = now - mark[0]
+        if wall >= WINDOW:
+            self._busy = next_seq - mark[1] > self.busy_rows * wall
+            self._mark, self._measured = (now, next_seq), True
+        elif next_seq - mark[1] > self.busy_rows * WINDOW:
+            self._busy = self._measured = True  # that many rows already: busy, say it now
+        return self._busy
+
+    def turn(self, next_seq: int) -> float:
+        """Ask for the readers' turn (the log's ``next_seq`` is ``next_seq``): ``0.0``, it is
+        the caller's until :meth:`done` (or :meth:`release`); else the seconds to wait
+        before asking again (the pause the readers earned, another reader's turn, or a
+        window still being measured).
+
+        The check and the taking are one step under the budget's lock: readers asking
+        together get one turn, not one each."""
         with self._lock:
             now = self._clock()
-            mark = self._mark
-            if mark is None:
-                self._mark = (now, next_seq)
-                return self._busy
-            wall = now - mark[0]
-            if wall >= WINDOW:
-                self._busy = self.share < 1.0 and next_seq - mark[1] > self.busy_rows * wall
-                self._mark = (now, next_seq)
-            elif next_seq - mark[1] > self.busy_rows * WINDOW:
-                self._busy = self.share < 1.0  # that many rows already: busy, say it now
-            return self._busy
+            busy = self._look(now, next_seq)
+            if self._turn:
+                return WINDOW  # another reader works now: its charge decides the next pause
+            if not self._measured:
+                return WINDOW  # busy or idle? known after one window
+            if busy and self._until > now:
+                return self._until - now
+            self._turn, self.turn_busy = True, busy
+            return 0.0
+
+    def done(self, seconds: float, next_seq: int) -> float:
+        """End the caller's turn, whose work cost ``seconds`` of its thread's CPU time (the
+        log's ``next_seq`` is now ``next_seq``); returns the pause this imposes on every
+        reader (0: none). Charged if the service was busy when the turn began or now."""
+        with self._lock:
+            began_busy, self._turn = self.turn_busy, False
+            busy = self._look(self._clock(), next_seq) or began_busy
+            return self._charge(seconds, busy)
+
+    def release(self) -> None:
+        """End the caller's turn without a charge (its work never ran: an error, a stop)."""
+        with self._lock:
+            self._turn = False
 
     def spent(self, seconds: float, busy: bool) -> float:
-        """A reader's work cost ``seconds`` of its thread's CPU time while the service was
-        ``busy`` (reading and encoding a batch in a worker thread, then sending it on the
-        event loop: both count); returns the pause this imposes on the readers (0: none)."""
+        """Work outside a turn (sending a batch on the event loop) cost ``seconds`` of its
+        thread's CPU time while the service was ``busy``; returns the pause this imposes on
+        the readers (0: none). Charged if the service was busy then or is now."""
         with self._lock:
-            self.batches += 1
-            if not busy:
-                return 0.0  # the scheduler is quiet: the reader takes what it needs
-            wait = seconds * (1.0 - self.share) / self.share
-            self._until = max(self._until, self._clock()) + wait
-            self.held_back += wait
-            return wait
+            return self._charge(seconds, busy or self._busy)
+
+    def _charge(self, seconds: float, busy: bool) -> float:
+        self.batches += 1
+        self.cpu += seconds
+        if not busy or self.share >= 1.0:
+            return 0.0  # the scheduler is quiet: the reader takes what it needs
+        self.cpu_busy += seconds
+        wait = seconds * (1.0 - self.share) / self.share
+        self._until = max(self._until, self._clock()) + wait
+        self.held_back += wait
+        return wait
