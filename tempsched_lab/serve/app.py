@@ -59,7 +59,7 @@ from starlette.routing import Route
 
 from ..log.files.lineage import Lineage
 from ..time.clock import VirtualClock
-from .budget import SHARE, ReaderBudget
+from .budget import HOLD, SHARE, ReaderBudget
 from .guard import Guard, check_token, install_redactor
 from .metrics import LogCounts, exposition
 from .ranges import RangeWriter
@@ -229,7 +229,8 @@ class Feed:
         may keep it waiting)."""
         reader, budget = self.reader, self.budget
         while (wait := budget.turn(reader.next_seq)) > 0:
-            if self.stopping.wait(wait):
+            # in slices, each a look: a pause earned while busy ends when the service is idle
+            if self.stopping.wait(min(wait, HOLD)):
                 raise Stopped("the feed is stopped: no more reads")
         busy = budget.turn_busy
         began = time.thread_time()

@@ -18,17 +18,18 @@ the pause the last one earned is over, so ten readers arriving together cannot a
 the check before any is charged (they did: ten readers catching up at once cut a busy
 service to 0.07-0.09 of its rows/s for 2 s, issue 41). The feed queues its streams for
 turns in arrival order (a FIFO limiter of one), so every reader gets its turn: held
-back, never starved. A verdict not known yet is not "idle": the first turn waits for one
-window of looking.
+back, never starved.
 
-Busy means: the scheduler recorded more than :data:`BUSY_ROWS` rows a second over the
-last :data:`WINDOW` seconds or more (read off ``log.next_seq``, no lock). A look after
-more than :data:`STALE` seconds without one starts a new window (an average over an idle
-hour would hide the burst of its last second). A turn is charged if the service was busy
-when it began *or* when it ended. The process's CPU clock would be the obvious signal,
-but the feed's own sending (on the event loop) counts there too: with the other threads'
-CPU share as the signal, an idle service's catch-up ran at 15,866 rows/s instead of
-42,365.
+Busy means: the scheduler recorded more than :data:`BUSY_ROWS` rows a second over a
+window of :data:`WINDOW` seconds or more (read off ``log.next_seq``, no lock) in the last
+:data:`HOLD` seconds; a verdict not known yet (the first look, or one after more than
+:data:`STALE` seconds without a look and more rows than one busy window holds: an average
+over an idle hour would hide the burst of its last second) is "busy" until :data:`HOLD`
+seconds of looking found it quiet. A
+turn is charged if the service was busy when it began *or* when it ended. The process's
+CPU clock would be the obvious signal, but the feed's own sending (on the event loop)
+counts there too: with the other threads' CPU share as the signal, an idle service's
+catch-up ran at 15,866 rows/s instead of 42,365.
 
 >>> budget = ReaderBudget(0.1, clock=iter([0.0, 0.1, 0.1, 0.1]).__next__)
 >>> budget.busy(next_seq=0)  # the first look: nothing to compare with, so not idle
@@ -47,7 +48,7 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["BUSY_ROWS", "SHARE", "ReaderBudget"]
+__all__ = ["BUSY_ROWS", "HOLD", "SHARE", "ReaderBudget"]
 
 #: The readers' share of the interpreter while the service is busy (``asgi_app(share=...)``).
 SHARE = 0.02
@@ -59,6 +60,10 @@ BUSY_ROWS = 2_000.0
 WINDOW = 0.02
 #: A look more than this many seconds after the last one starts a new window.
 STALE = 0.25
+#: Seconds the rate must stay under ``busy_rows`` before the service counts as idle: one
+#: quiet 20 ms window proves little on a loaded machine (the scheduler's thread may just
+#: not have been given a core), and an idle verdict lets the readers take what they need.
+HOLD = 0.25
 
 
 class ReaderBudget:
@@ -91,7 +96,7 @@ class ReaderBudget:
         self._until = 0.0  # no reader works before this clock reading
         self._mark: tuple[float, int] | None = None  # (wall, the log's next seq) at a look
         self._busy = self.share < 1.0  # not known yet: not idle
-        self._measured = self.share >= 1.0  # the verdict comes from a measured window
+        self._busy_at = 0.0  # the clock reading of the last look that found it busy
         self._turn = False  # a reader's turn is under way (between turn() and done())
         #: the service was busy when the turn under way began (its reads are then small)
         self.turn_busy = False
@@ -111,7 +116,7 @@ class ReaderBudget:
         """Whether the scheduler is busy: it recorded more than ``busy_rows`` rows a second
         over the last :data:`WINDOW` seconds or more (the log's ``next_seq`` is now
         ``next_seq``). Streams look at every poll and every turn, so the verdict is at most a
-        poll old; until a window has been measured, the service counts as busy."""
+        poll old; it says idle only after :data:`HOLD` seconds of quiet looks."""
         with self._lock:
             return self._look(self._clock(), next_seq)
 
@@ -120,22 +125,26 @@ class ReaderBudget:
             return False
         mark = self._mark
         if mark is None or now - mark[0] > STALE:
-            self._mark = (now, next_seq)  # a new window: until it is measured, not idle
-            self._busy, self._measured = True, False
-            return True
-        wall = now - mark[0]
-        if wall >= WINDOW:
-            self._busy = next_seq - mark[1] > self.busy_rows * wall
-            self._mark, self._measured = (now, next_seq), True
-        elif next_seq - mark[1] > self.busy_rows * WINDOW:
-            self._busy = self._measured = True  # that many rows already: busy, say it now
+            # not looked at for a while: an average over it would hide a burst at its end,
+            # unless so few rows came that no window of it can have been busy
+            if mark is None or next_seq - mark[1] > self.busy_rows * WINDOW:
+                self._busy_at = now  # not known: not idle
+            self._mark = (now, next_seq)
+        else:
+            wall = now - mark[0]
+            if wall >= WINDOW:
+                if next_seq - mark[1] > self.busy_rows * wall:
+                    self._busy_at = now
+                self._mark = (now, next_seq)
+            elif next_seq - mark[1] > self.busy_rows * WINDOW:
+                self._busy_at = now  # that many rows already: busy, say it now
+        self._busy = now - self._busy_at < HOLD
         return self._busy
 
     def turn(self, next_seq: int) -> float:
         """Ask for the readers' turn (the log's ``next_seq`` is ``next_seq``): ``0.0``, it is
         the caller's until :meth:`done` (or :meth:`release`); else the seconds to wait
-        before asking again (the pause the readers earned, another reader's turn, or a
-        window still being measured).
+        before asking again (the pause the readers earned, or another reader's turn).
 
         The check and the taking are one step under the budget's lock: readers asking
         together get one turn, not one each."""
@@ -144,8 +153,6 @@ class ReaderBudget:
             busy = self._look(now, next_seq)
             if self._turn:
                 return WINDOW  # another reader works now: its charge decides the next pause
-            if not self._measured:
-                return WINDOW  # busy or idle? known after one window
             if busy and self._until > now:
                 return self._until - now
             self._turn, self.turn_busy = True, busy
