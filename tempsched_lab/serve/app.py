@@ -59,7 +59,7 @@ from starlette.routing import Route
 
 from ..log.files.lineage import Lineage
 from ..time.clock import VirtualClock
-from .budget import SHARE, ReaderBudget
+from .budget import HOLD, SHARE, ReaderBudget
 from .guard import Guard, check_token, install_redactor
 from .metrics import LogCounts, exposition
 from .ranges import RangeWriter
@@ -77,8 +77,9 @@ MAX_RANGE = 1_000_000
 _INT = re.compile(r"-?[0-9]{1,18}")
 _CONTROL_PATHS = frozenset({"/v1/cancel", "/v1/pause", "/v1/resume"})
 _MAX_BODY = 4_096
-#: Batches read at once by a feed's streams (the machine's cores, not its readers).
-_READS = 2
+#: Batches read at once by a feed's streams: one, the readers' turn (serve/budget.py). Its
+#: limiter queues the streams in arrival order (anyio's is FIFO), so every reader gets a turn.
+_READS = 1
 #: Bytes of an encoded event handed to the server at a time: a stalled reader's socket
 #: then holds one slice in the server's buffer besides the event itself.
 _SLICE = 65_536
@@ -183,13 +184,10 @@ class Feed:
                 end = reader.next_seq
                 self.budget.busy(end)  # a look at every poll: the verdict is never stale
                 if cursor + 1 < end:
-                    pause = self.budget.pause()
-                    if pause > 0:  # the service is busy: lag a little, lose nothing
-                        await anyio.sleep(pause)
-                        continue
                     if self._limiter is None:  # made on the loop it serves
                         self._limiter = anyio.CapacityLimiter(_READS)
                     try:
+                        # queued in arrival order for the readers' one turn at a time
                         gap, last, count, event, busy = await anyio.to_thread.run_sync(
                             self.reading, self._read, cursor + 1, limiter=self._limiter
                         )
@@ -224,23 +222,30 @@ class Feed:
 
     def _read(self, start: int) -> tuple[Gap | None, int, int, bytes, bool]:
         """A batch from ``start`` as ``(gap, last seq, rows, the encoded rows event, busy)``,
-        its CPU time counted by the budget (in a worker thread: ``time.thread_time`` is this
-        thread's alone). The row objects and their JSON text are dropped here: a stream
-        holds the event's bytes only (a stalled reader's socket may keep it waiting)."""
+        read in the readers' turn (:meth:`~.budget.ReaderBudget.turn`: waited for here, in
+        a worker thread, so the wait costs the service nothing) and charged by its CPU time
+        (``time.thread_time`` is this thread's alone). The row objects and their JSON text
+        are dropped here: a stream holds the event's bytes only (a stalled reader's socket
+        may keep it waiting)."""
         reader, budget = self.reader, self.budget
-        busy = budget.busy(reader.next_seq)
+        while (wait := budget.turn(reader.next_seq)) > 0:
+            # in slices, each a look: a pause earned while busy ends when the service is idle
+            if self.stopping.wait(min(wait, HOLD)):
+                raise Stopped("the feed is stopped: no more reads")
+        busy = budget.turn_busy
         began = time.thread_time()
-        batch = reader.read(start, most=reader.batch if busy else None)
-        if batch.gap is not None or not batch.rows:
-            budget.spent(time.thread_time() - began, busy)
-            return batch.gap, start - 1, 0, b"", busy
-        last, count = int(batch.rows[-1]["seq"]), len(batch.rows)
-        data = dumps_rows(batch.rows)
-        del batch
-        event = ServerSentEvent(data=data, event="rows", id=str(last)).encode()
-        del data
-        budget.spent(time.thread_time() - began, busy)
-        return None, last, count, event, busy
+        try:
+            batch = reader.read(start, most=reader.batch if busy else None)
+            if batch.gap is not None or not batch.rows:
+                return batch.gap, start - 1, 0, b"", busy
+            last, count = int(batch.rows[-1]["seq"]), len(batch.rows)
+            data = dumps_rows(batch.rows)
+            del batch
+            event = ServerSentEvent(data=data, event="rows", id=str(last)).encode()
+            del data
+            return None, last, count, event, busy
+        finally:
+            budget.done(time.thread_time() - began, reader.next_seq)
 
     def reading(self, read: Callable[..., _T], *args: Any) -> _T:
         """``read(*args)``, counted as a read in flight (in a worker thread), so that

@@ -110,6 +110,11 @@ class LogReader:
         catch_up: int = CATCH_UP,
         lineage: Lineage | None = None,
     ) -> None:
+        # The first catch-up would otherwise import pandas and numpy inside a read: ~0.5 s
+        # of CPU holding the GIL (and the import lock), the first thing ten readers arriving
+        # at a busy service did (issue 41). Paid here, once, when the feed is made.
+        from ..log import frame  # noqa: F401
+
         self.log = log
         self.origin = log.time_origin
         self.batch = batch
