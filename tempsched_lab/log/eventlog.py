@@ -410,14 +410,25 @@ class _Spill:
     def _forked(self) -> None:
         """In a child of ``os.fork()``: fresh locks (a thread of the parent, such as the
         compactor writing a segment, may have held them at the fork, and never lets go
-        here) and no writing: the parent owns the directory and its root's lock."""
+        here) and no writing: the parent owns the directory and its root's lock.
+
+        :attr:`error` says so (a :class:`~.files.ForkedLogError`, already "reported": the
+        child logs nothing about it), so ``flush`` and ``close_spill`` return False at once
+        and the recording thread never writes a segment itself (backpressure).
+        """
+        from .files import ForkedLogError
+
         self._lock = threading.Lock()
+        self._report_lock = threading.Lock()
         self.writer._lock = threading.Lock()
         self.root_lock = None  # (the lock's own fork hook closed the child's copy)
-        self.refuse(
-            f"this is a copy of the log in process {os.getpid()}, made by os.fork(); "
-            f"the parent process writes {self.directory}"
+        reason = (
+            f"this log is a copy made by os.fork() in process {os.getpid()}; process "
+            f"{os.getppid()} writes its spill directory {self.directory}, and the copy never "
+            "does (the rows recorded here stay in this process's memory: log.to_frame())"
         )
+        self.refuse(reason)
+        self.error, self._reported = ForkedLogError(reason), True
 
     def reserve(self, bound: int) -> None:
         """Say on disk that no row has a ``seq`` at or beyond ``bound`` yet (scheduler's lock held).
@@ -452,11 +463,16 @@ CLOSE_GRACE_S = 5.0
 
 #: Every spill of this process, for the fork hook (weakly: a spill lives with its log).
 _spills: weakref.WeakSet[_Spill] = weakref.WeakSet()
+#: Every log of this process that made its own lock (a scheduler's log shares the
+#: scheduler's, which the scheduler's own fork hook renews), for the fork hook.
+_own_locks: weakref.WeakSet[EventLog] = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
     for spill in list(_spills):
         spill._forked()
+    for log in list(_own_locks):
+        log._inherited_by_fork(threading.Lock(), "")
 
 
 if hasattr(os, "register_at_fork"):
@@ -598,6 +614,8 @@ class EventLog:
         #: The clock value shown as ``0.000 s`` (see :mod:`tempsched_lab.time.scale`).
         self.time_origin = float(time_origin)
         self._lock = lock if lock is not None else threading.Lock()
+        if lock is None:  # (a given lock is renewed after a fork by whoever gave it)
+            _own_locks.add(self)
         # rows: full chunks (oldest first), then the tail being appended to
         self._chunk_size = CHUNK if max_rows is None else min(CHUNK, max(1024, max_rows))
         self._spill: _Spill | None = None
@@ -1103,7 +1121,9 @@ class EventLog:
 
         The chunk that failed, and every later one, stay in memory (a bounded log
         keeps them beyond ``max_rows``); each later chunk and :meth:`flush` retry the
-        write, in order, and the spill resumes once one succeeds.
+        write, in order, and the spill resumes once one succeeds. In a child of
+        ``os.fork()``: a :class:`~tempsched_lab.log.files.ForkedLogError` (the copy never
+        writes the parent's directory; see ``docs/event-log.md``).
         """
         return None if self._spill is None else self._spill.error
 
@@ -1119,7 +1139,9 @@ class EventLog:
 
         Returns True once they are all on disk. Returns False if a segment could
         not be written (:attr:`spill_error` says why; the rows stay in memory and
-        the next flush tries again) or ``timeout`` seconds passed first. Without a
+        the next flush tries again) or ``timeout`` seconds passed first; at once in a
+        child of ``os.fork()``, whose copy of the log never writes the parent's
+        directory (:attr:`spill_error` is a ``ForkedLogError`` naming both). Without a
         spill directory, it only waits for the compaction of full chunks: the
         partial tail stays as it is (sealing it would leave a chunk per call in a
         loop that flushes after each row).
@@ -1236,12 +1258,16 @@ class EventLog:
     def _inherited_by_fork(self, lock: threading.Lock, reason: str) -> None:
         """In a child process after ``os.fork()``: a fresh lock, no spilling, no subscribers.
 
-        The parent keeps writing the spill directory; subscriber threads stayed there.
+        The parent keeps writing the spill directory (the spill's own fork hook refused it
+        here already; ``reason``, when given, says why in the scheduler's words); subscriber
+        threads stayed there, and a row handed to one would wait on its queue's lock, which
+        the parent's thread may have held at the fork. Taps (called in the recording
+        thread) stay.
         """
         self._lock = lock
         self._subs = []
         self._fans = bool(self._taps)
-        if self._spill is not None:
+        if self._spill is not None and reason:
             self._spill.refuse(reason)
 
     def _fan_out(self, seq: int, row: Row) -> None:
