@@ -55,6 +55,14 @@ WORKLOADS: dict[str, tuple[str, str]] = {
         "s = Scheduler(VirtualClock(start=1e9), log=False)\n"
         "for i in range(N): s.schedule(noop, at=1.5e9 + i)\n",
     ),
+    "ours_schedule_spill_log": (
+        # a spilled log (reserved.json, numbered.bin); N = 5,000 < a chunk: no segment write
+        "ours: schedule(), log on, spilled to a directory",
+        "import tempfile\n"
+        "from tempsched_lab import Scheduler, VirtualClock\n"
+        "s = Scheduler(VirtualClock(start=1e9), log_spill=tempfile.mkdtemp())\n"
+        "for i in range(N): s.schedule(noop, at=1.5e9 + i)\n",
+    ),
     "ours_schedule_many_log": (
         "ours: schedule_many() of N requests, log on",
         "from tempsched_lab import Scheduler, VirtualClock\n"

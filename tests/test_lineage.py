@@ -14,6 +14,7 @@ import pytest
 
 from tempsched_lab import EventLog, Scheduler, VirtualClock, read_log
 from tempsched_lab.log.files import Lineage
+from tempsched_lab.log.files.numbered import STEP
 from tempsched_lab.reading.replay import Replayer
 from tempsched_lab.reading.sentences import describe_row
 from tempsched_lab.restarts import continuing_scheduler
@@ -81,16 +82,20 @@ def test_a_restarted_run_starts_after_the_reservation_and_names_the_gap(tmp_path
     lineage = Lineage.open(root)
     (run,) = lineage.runs
     assert (run.first_seq, run.on_disk, run.closed) == (0, 30, False)
-    # the flush sealed the 30 rows: the chunk that opened then reserved 30 + 16,384
-    assert run.end == 16_414 and lineage.next_seq == 16_414
+    # 37 rows numbered (7 after the flush); numbered.bin said "up to 64" from row 0 on (a
+    # STEP of 64 rows), within the chunk that the flush reserved (30 + 16,384): the gap is
+    # the 34 numbers 30..63, at most STEP more than the 7 rows lost
+    assert first.log.next_seq == 37
+    assert run.end == 64 and lineage.next_seq == 64
+    assert 0 <= run.end - first.log.next_seq <= STEP
     (gap,) = lineage.gaps
-    assert (gap.first, gap.last) == (30, 16_413)
-    assert "run-001) was killed" in gap.why and "up to 16413 were reserved" in gap.why
+    assert (gap.first, gap.last) == (30, 63)
+    assert "run-001) was killed" in gap.why and "up to 63 at most were given" in gap.why
 
     second = continuing_scheduler(lineage, VirtualClock())
     assert second.log.spill_directory == str(root / "run-002")
     restart = second.log.rows()[0]
-    assert (restart["seq"], restart["kind"], restart["result"]) == (16_414, "shutdown", "restarted")
+    assert (restart["seq"], restart["kind"], restart["result"]) == (64, "shutdown", "restarted")
     assert "was killed" in restart["detail"] and "tasks are gone" in restart["detail"]
     assert describe_row(restart).startswith("restarted: the service restarted")
     assert Lineage.open(root).log_id == lineage.log_id  # one log, one name
@@ -102,9 +107,9 @@ def test_a_restarted_run_starts_after_the_reservation_and_names_the_gap(tmp_path
     assert [r["seq"] for r in batch.rows] == list(range(30))
     gap_batch = reader.read(30)
     assert gap_batch.gap is not None
-    assert (gap_batch.gap.first, gap_batch.gap.last) == (30, 16_413)
+    assert (gap_batch.gap.first, gap_batch.gap.last) == (30, 63)
     assert reader.read(35).gap is not None and reader.read(35).gap.first == 35  # (a cursor X > D)
-    assert [r["seq"] for r in reader.read(16_414).rows] == [16_414, 16_415]
+    assert [r["seq"] for r in reader.read(64).rows] == [64, 65]
     second.shutdown()
     first.shutdown(wait=False)
 

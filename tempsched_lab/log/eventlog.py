@@ -213,6 +213,7 @@ class _Spill:
         first_seq: int = 0,
     ) -> None:
         from .files import SegmentWriter
+        from .files.numbered import NUMBERED, STEP, open_numbered, store_numbered
         from .files.spill import RESERVED
 
         self.directory = os.fspath(directory)
@@ -250,6 +251,9 @@ class _Spill:
         self.root_lock: Any = None
         self._reported = False
         self._lock = threading.Lock()
+        #: ``numbered.bin`` mapped (``None``: it could not be made; ``reserved.json`` bounds)
+        self._numbered = open_numbered(os.path.join(self.directory, NUMBERED), first_seq)
+        self._store, self._step = store_numbered, STEP  # (no import per call: every STEP rows)
         _spills.add(self)
 
     @property
@@ -362,6 +366,10 @@ class _Spill:
             lock, self.root_lock = self.root_lock, None
             if lock is not None:
                 lock.release()
+            mark = self._numbered
+            if mark is not None and self.writer.closed:  # (the manifest bounds the rows now;
+                self._numbered = None  # a directory left open still needs the map)
+                mark.close()
 
     def _close(
         self, recorded: int, deadline: float | None, outliving: Sequence[Mapping[str, Any]]
@@ -410,14 +418,44 @@ class _Spill:
     def _forked(self) -> None:
         """In a child of ``os.fork()``: fresh locks (a thread of the parent, such as the
         compactor writing a segment, may have held them at the fork, and never lets go
-        here) and no writing: the parent owns the directory and its root's lock."""
+        here) and no writing: the parent owns the directory and its root's lock.
+
+        :attr:`error` says so (a :class:`~.files.ForkedLogError`, already "reported": the
+        child logs nothing about it), so ``flush`` and ``close_spill`` return False at once
+        and the recording thread never writes a segment itself (backpressure).
+        """
+        from .files import ForkedLogError
+
         self._lock = threading.Lock()
+        self._report_lock = threading.Lock()
         self.writer._lock = threading.Lock()
         self.root_lock = None  # (the lock's own fork hook closed the child's copy)
-        self.refuse(
-            f"this is a copy of the log in process {os.getpid()}, made by os.fork(); "
-            f"the parent process writes {self.directory}"
+        self._numbered = None  # (the map is the parent's file: the child never stores in it)
+        reason = (
+            f"this log is a copy made by os.fork() in process {os.getpid()}; process "
+            f"{os.getppid()} writes its spill directory {self.directory}, and the copy never "
+            "does (the rows recorded here stay in this process's memory: log.to_frame())"
         )
+        self.refuse(reason)
+        self.error, self._reported = ForkedLogError(reason), True
+
+    def number(self, seq: int) -> int:
+        """Say on disk that rows are numbered up to ``seq + STEP`` (within the reservation)
+        and return that bound; the scheduler's lock is held. :data:`NO_BOUND` when nothing
+        is stored (no ``numbered.bin``, or a forked copy): the reservation bounds alone.
+
+        Called by the log before it gives its recorder room past the last bound, every
+        :data:`~.files.numbered.STEP` rows (see :mod:`~.files.numbered`).
+        """
+        mark = self._numbered
+        if mark is None or self.refused is not None:
+            return NO_BOUND
+        bound = min(seq + self._step, self.reserved)
+        try:
+            self._store(mark, bound)
+        except ValueError:  # the map was closed (the directory was): the reservation bounds
+            return NO_BOUND
+        return bound
 
     def reserve(self, bound: int) -> None:
         """Say on disk that no row has a ``seq`` at or beyond ``bound`` yet (scheduler's lock held).
@@ -429,6 +467,8 @@ class _Spill:
         last with ``os.replace`` (no fsync: it must survive the process, not the
         machine), once a chunk (16,384 rows by default): 46,385 instructions, under 3 a
         row (callgrind; ``schedule()`` with the log on is unchanged, 30,200 -> 30,206).
+        Within it, :meth:`number` says how far the rows got, every 64 rows, so that the
+        restart's gap is tight.
         """
         if self.refused is not None or bound <= self.reserved:
             return
@@ -450,13 +490,21 @@ class _Spill:
 #: leaves the directory open, with a warning. Bounded, so a stuck disk never hangs a shutdown.
 CLOSE_GRACE_S = 5.0
 
+#: What :meth:`_Spill.number` returns when it stores nothing: no seq reaches it.
+NO_BOUND = 2**63
+
 #: Every spill of this process, for the fork hook (weakly: a spill lives with its log).
 _spills: weakref.WeakSet[_Spill] = weakref.WeakSet()
+#: Every log of this process that made its own lock (a scheduler's log shares the
+#: scheduler's, which the scheduler's own fork hook renews), for the fork hook.
+_own_locks: weakref.WeakSet[EventLog] = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
     for spill in list(_spills):
         spill._forked()
+    for log in list(_own_locks):
+        log._inherited_by_fork(threading.Lock(), "")
 
 
 if hasattr(os, "register_at_fork"):
@@ -598,6 +646,8 @@ class EventLog:
         #: The clock value shown as ``0.000 s`` (see :mod:`tempsched_lab.time.scale`).
         self.time_origin = float(time_origin)
         self._lock = lock if lock is not None else threading.Lock()
+        if lock is None:  # (a given lock is renewed after a fork by whoever gave it)
+            _own_locks.add(self)
         # rows: full chunks (oldest first), then the tail being appended to
         self._chunk_size = CHUNK if max_rows is None else min(CHUNK, max(1024, max_rows))
         self._spill: _Spill | None = None
@@ -641,6 +691,9 @@ class EventLog:
         #: rows not recorded in the pause under way, and the clock time it began
         self._skipped = 0
         self._paused_at = math.nan
+        #: no row is numbered at or past this seq before ``numbered.bin`` says so
+        #: (:meth:`_Spill.number`; :data:`NO_BOUND` without a spill directory)
+        self._numbered = NO_BOUND if self._spill is None else first_seq
         #: the recorder's way in (kept true by _renew_writer)
         self.writer = LogWriter()
         self._renew_writer()
@@ -650,6 +703,8 @@ class EventLog:
             self._spill.reserve(first_seq + self._chunk_size)
             if self._spill.reserved <= first_seq:
                 self._pause(math.nan)
+            else:
+                self._renew_writer()  # (room only within what numbered.bin says)
         if spill_interval is not None:
             # two ticks per interval: a row is sealed at the second tick that sees it
             compactor.every(self, spill_interval / 2)
@@ -902,7 +957,14 @@ class EventLog:
             return
         writer.kinds, writer.fields = tail.kinds, tail.fields
         # watched: settle() after every row, which hands it on
-        writer.room = 1 if self._limit == 0 else self._limit - len(tail)
+        room = 1 if self._limit == 0 else self._limit - len(tail)
+        seq = self._tail_first + len(tail)
+        if seq + room > self._numbered:  # (a spilled log: every STEP rows, see _Spill.number)
+            spill = self._spill
+            if seq >= self._numbered and spill is not None:
+                self._numbered = spill.number(seq)
+            room = max(0, min(room, self._numbered - seq))
+        writer.room = room
 
     def append(self, row: Row) -> None:
         """Store one row given as a tuple ``(kind code, *fields)``, laid out as
@@ -952,10 +1014,11 @@ class EventLog:
         self._chunks.append(chunk)
         self._tail_first += len(rows)
         self._tail = FlatRows()
+        if spill is not None:  # (before the writer's room, which numbered.bin bounds by it)
+            spill.reserve(self._tail_first + self._chunk_size)  # the chunk that opens now
         self._renew_writer()
         self._trim()
         if spill is not None:
-            spill.reserve(self._tail_first + self._chunk_size)  # the chunk that opens now
             if spill.reserved <= self._tail_first and spill.refused is None:
                 self._pause(rows.last()[1])  # no number past the reservation: see _pause
             spill.seal(chunk)
@@ -1103,7 +1166,9 @@ class EventLog:
 
         The chunk that failed, and every later one, stay in memory (a bounded log
         keeps them beyond ``max_rows``); each later chunk and :meth:`flush` retry the
-        write, in order, and the spill resumes once one succeeds.
+        write, in order, and the spill resumes once one succeeds. In a child of
+        ``os.fork()``: a :class:`~tempsched_lab.log.files.ForkedLogError` (the copy never
+        writes the parent's directory; see ``docs/event-log.md``).
         """
         return None if self._spill is None else self._spill.error
 
@@ -1119,7 +1184,9 @@ class EventLog:
 
         Returns True once they are all on disk. Returns False if a segment could
         not be written (:attr:`spill_error` says why; the rows stay in memory and
-        the next flush tries again) or ``timeout`` seconds passed first. Without a
+        the next flush tries again) or ``timeout`` seconds passed first; at once in a
+        child of ``os.fork()``, whose copy of the log never writes the parent's
+        directory (:attr:`spill_error` is a ``ForkedLogError`` naming both). Without a
         spill directory, it only waits for the compaction of full chunks: the
         partial tail stays as it is (sealing it would leave a chunk per call in a
         loop that flushes after each row).
@@ -1236,12 +1303,16 @@ class EventLog:
     def _inherited_by_fork(self, lock: threading.Lock, reason: str) -> None:
         """In a child process after ``os.fork()``: a fresh lock, no spilling, no subscribers.
 
-        The parent keeps writing the spill directory; subscriber threads stayed there.
+        The parent keeps writing the spill directory (the spill's own fork hook refused it
+        here already; ``reason``, when given, says why in the scheduler's words); subscriber
+        threads stayed there, and a row handed to one would wait on its queue's lock, which
+        the parent's thread may have held at the fork. Taps (called in the recording
+        thread) stay.
         """
         self._lock = lock
         self._subs = []
         self._fans = bool(self._taps)
-        if self._spill is not None:
+        if self._spill is not None and reason:
             self._spill.refuse(reason)
 
     def _fan_out(self, seq: int, row: Row) -> None:

@@ -39,6 +39,7 @@ from .atomic import atomic_path, remove_stale_temporaries
 from .csvfile import MAGIC as CSV_MAGIC
 from .csvfile import metadata_path, read_csv_log, write_csv_log
 from .errors import (
+    ForkedLogError,
     IncompleteLogError,
     IncompleteLogWarning,
     LogFileError,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT_VERSION",
+    "ForkedLogError",
     "IncompleteLogError",
     "IncompleteLogWarning",
     "Lineage",

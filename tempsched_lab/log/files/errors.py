@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "ForkedLogError",
     "IncompleteLogError",
     "IncompleteLogWarning",
     "LogFileError",
@@ -28,6 +29,16 @@ class IncompleteLogError(LogFileError):
     The message names the directory, the ``seq`` range that is missing and why it
     is missing (the error of the failed write). ``read_log(directory,
     on_incomplete="warn")`` reads the rows that are there instead.
+    """
+
+
+class ForkedLogError(LogFileError):
+    """A copy of a spilled log in a child of ``os.fork()``: it never writes the spill directory.
+
+    The parent process (and its log's thread) go on writing the directory; the child's copy
+    keeps the rows it records in memory. Not raised: ``log.spill_error`` holds it, and
+    ``flush()`` and ``close_spill()`` return False at once. The message names both processes
+    and the directory.
     """
 
 

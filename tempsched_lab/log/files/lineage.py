@@ -16,10 +16,12 @@ a new one at ``seq`` 0::
 A process killed with ``SIGKILL`` had rows in memory that never reached its directory,
 and may have handed some of them to readers (a feed's clients). The log reserves its
 ``seq`` numbers ahead on disk (``reserved.json``, renewed when a chunk opens: see
-``EventLog(first_seq=...)``), so the next process starts after every number the killed
-one may have used, and the numbers in between are one named **gap**: *the previous
-process (run-001) was killed: its rows after seq D never reached its spill directory;
-seq numbers up to N were reserved*. A process that shut down cleanly left every row on
+``EventLog(first_seq=...)``) and, within that, stores how far it numbered its rows every
+64 rows (``numbered.bin``: :mod:`.numbered`), so the next process starts after every
+number the killed one may have used, and the numbers in between are one named **gap**,
+at most 64 wider than the rows lost: *the previous process (run-001) was killed: its rows
+after seq D never reached its spill directory; seq numbers up to N at most were given to
+rows*. A process that shut down cleanly left every row on
 disk: the next one starts right after its last, no gap. Every ``seq`` is used once in
 the whole lineage, so a reader's cursor keeps its meaning across restarts. The scheduler
 that continues a lineage is made by :func:`tempsched_lab.restarts.continuing_scheduler`
@@ -50,6 +52,7 @@ from typing import Any
 
 from .errors import LogFileError
 from .meta import parse_metadata
+from .numbered import NUMBERED, STEP, read_numbered
 from .rootlock import RootLock
 from .spill import MANIFEST, RESERVED
 
@@ -77,7 +80,8 @@ class Run:
     #: the seq after its last row on disk (its segments')
     on_disk: int
     #: the seq after the last number it may have handed out: its recorded end if it shut
-    #: down (its manifest), else its reservation's bound (``on_disk`` without one)
+    #: down (its manifest), else the bound in its ``numbered.bin`` (at most 64 past its last
+    #: row), else its reservation's bound (``on_disk`` without either)
     end: int
     #: its manifest says it was closed (the process shut down)
     closed: bool
@@ -238,11 +242,19 @@ def _read_run(directory: Path, number: int, after: int) -> Run:
             return Run(number, directory, first, on_disk, int(missing["stop_seq"]), True, why)
         return Run(number, directory, first, on_disk, on_disk, True, None)
     bound = reserved.get("bound") if reserved else None
-    end = max(on_disk, bound) if isinstance(bound, int) else on_disk
+    numbered = read_numbered(directory / NUMBERED)
+    if numbered is not None and numbered < SEQ_LIMIT:  # how far it got, within STEP rows
+        end = max(on_disk, numbered if not isinstance(bound, int) else min(bound, numbered))
+        how = (
+            f"seq numbers up to {end - 1} at most were given to rows ({NUMBERED} records how "
+            f"far it got, every {STEP} rows)"
+        )
+    else:  # (a run of a version without numbered.bin, or the file could not be made)
+        end = max(on_disk, bound) if isinstance(bound, int) else on_disk
+        how = f"seq numbers up to {end - 1} were reserved (some may never have been used)"
     why = (
         f"the previous process ({directory.name}) was killed: its rows after seq "
-        f"{on_disk - 1} never reached its spill directory; seq numbers up to {end - 1} were "
-        "reserved (some may never have been used)"
+        f"{on_disk - 1} never reached its spill directory; {how}"
     )
     return Run(number, directory, first, on_disk, end, False, why)
 
