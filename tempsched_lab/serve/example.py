@@ -22,6 +22,11 @@ services do:
   with a note on stderr without it);
 * ``load``: with ``--load N``, a periodic task N times a second (for benchmarks).
 
+``--clock-skew SECONDS`` sets the service's clock wrong on purpose: its wall clock reads that
+many seconds ahead of this machine's (behind if negative), as a host whose clock drifted
+would. Its rows, its ``/v1/moment`` and its cron times are all on that clock; a
+:class:`~tempsched_lab.Fleet` watching it estimates the offset (notebook 12).
+
 SIGTERM or Ctrl-C shuts the scheduler down first (its log closed complete on disk),
 lets open streams send their last rows and ``event: closed``, then stops the server.
 """
@@ -50,13 +55,53 @@ from starlette.routing import Mount, Route
 from ..core.scheduler import Scheduler
 from ..log.files.lineage import record_serving, serving
 from ..restarts import continuing_scheduler
+from ..time.clock import RealClock
 from .app import Feed, asgi_app
 from .budget import SHARE
 from .server import HEAD_TIMEOUT, _ThreadServer, bind_socket, head_timed_protocol, url_host
 
-__all__ = ["build_service", "main"]
+__all__ = ["SkewedClock", "build_service", "main"]
 
 FEED_PATH = "/scheduler"
+#: The largest ``--clock-skew`` taken (s): a day either way.
+MAX_SKEW = 86_400.0
+
+
+class SkewedClock(RealClock):
+    """A :class:`~tempsched_lab.RealClock` that reads ``skew`` seconds ahead of this
+    machine's wall clock (behind if negative): a host whose clock is wrong, on purpose.
+
+    Everything the scheduler reads (its rows' times, its origin, the ``now`` it serves,
+    the wall times a cron or ``at=datetime`` turns into) is on the skewed scale, as on a
+    host whose clock is set wrong; it still runs on ``time.monotonic`` (its deadlines keep
+    their spacing).
+
+    >>> import time
+    >>> round(SkewedClock(5.0).now() - time.time())
+    5
+    >>> SkewedClock(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: clock_skew=nan: expected seconds between -86400 and 86400
+    """
+
+    def __init__(self, skew: float) -> None:
+        if (
+            isinstance(skew, bool)
+            or not isinstance(skew, (int, float))
+            or not -MAX_SKEW <= skew <= MAX_SKEW
+        ):
+            raise ValueError(
+                f"clock_skew={skew!r}: expected seconds between {-MAX_SKEW:g} and {MAX_SKEW:g}"
+            )
+        super().__init__()
+        #: seconds this clock reads ahead of the machine's wall clock
+        self.skew = float(skew)
+        self._epoch += self.skew
+        self.origin = self._epoch
+
+    def __repr__(self) -> str:
+        return f"SkewedClock(skew={self.skew:+g}, origin={self.origin:.6f})"
 
 
 def _heartbeat() -> None:
@@ -93,21 +138,24 @@ def build_service(
     ping: float = 15.0,
     spill_interval: float | None = 1.0,
     share: float = SHARE,
+    clock_skew: float = 0.0,
 ) -> tuple[Starlette, Scheduler, Feed]:
     """The service's app, its scheduler (working already) and its feed.
 
     ``spill``: the lineage's root (each run spills to the next ``spill/run-NNN``,
-    continuing the log of the runs before).
+    continuing the log of the runs before). ``clock_skew``: seconds the service's clock
+    reads ahead of this machine's (:class:`SkewedClock`; 0: a plain real clock).
     """
     options: dict[str, Any] = {"name": "example-service", "executor": "pool"}
     options["max_log_rows"] = max_log_rows
+    clock = SkewedClock(clock_skew) if clock_skew else None
     if spill is None:
-        scheduler = Scheduler(**options)
+        scheduler = Scheduler(clock, **options)
     else:
         # a quiet service's rows reach the disk within this many seconds, so a SIGKILL loses
         # at most that much of its log (docs/event-log.md, "A time-bounded flush")
         options["log_spill_interval"] = spill_interval
-        scheduler = continuing_scheduler(spill, **options)
+        scheduler = continuing_scheduler(spill, clock, **options)
     scheduler.schedule(_heartbeat, period=tick, label="heartbeat")
     scheduler.schedule(_sync, period=1.0, label="sync")
     scheduler.schedule(_burst, period=burst_every, args=(scheduler, burst_size), label="burst")
@@ -189,8 +237,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=SHARE,
         help="the feed's readers' share of the interpreter while the service is busy",
     )
+    parser.add_argument(
+        "--clock-skew",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="set the service's clock wrong on purpose: it reads SECONDS ahead of this "
+        "machine's wall clock (behind if negative; its rows, its /v1/moment and its cron "
+        f"times follow it; at most {MAX_SKEW:g} either way). For trying a fleet's clock "
+        "offsets (notebook 12)",
+    )
     parser.add_argument("--access-log", action="store_true", help="log each request (stderr)")
     args = parser.parse_args(argv)
+    if not -MAX_SKEW <= args.clock_skew <= MAX_SKEW:  # (nan fails this too)
+        print(
+            f"example service: --clock-skew {args.clock_skew!r}: expected seconds between "
+            f"{-MAX_SKEW:g} and {MAX_SKEW:g}",
+            file=sys.stderr,
+        )
+        return 2
     token = _read_token(args.token_file, "--token-file")
     control = _read_token(args.control_token_file, "--control-token-file")
     from .guard import check_token, is_loopback
@@ -216,6 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ping=args.ping,
         spill_interval=args.spill_interval,
         share=args.share,
+        clock_skew=args.clock_skew,
     )
     sock = _bind(args.host, args.port, None if args.spill is None else Path(args.spill))
     port = sock.getsockname()[1]
