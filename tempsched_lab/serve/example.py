@@ -24,8 +24,9 @@ services do:
 
 ``--clock-skew SECONDS`` sets the service's clock wrong on purpose: its wall clock reads that
 many seconds ahead of this machine's (behind if negative), as a host whose clock drifted
-would. Its rows, its ``/v1/moment`` and its cron times are all on that clock; a
-:class:`~tempsched_lab.Fleet` watching it estimates the offset (notebook 12).
+would (:func:`skew_wall_clock`). Its rows' ``wall`` and ``t``, its ``/v1/moment`` and its
+cron times are all on that clock; a :class:`~tempsched_lab.Fleet` watching it estimates
+the offset (notebook 12).
 
 SIGTERM or Ctrl-C shuts the scheduler down first (its log closed complete on disk),
 lets open streams send their last rows and ``event: closed``, then stops the server.
@@ -55,53 +56,48 @@ from starlette.routing import Mount, Route
 from ..core.scheduler import Scheduler
 from ..log.files.lineage import record_serving, serving
 from ..restarts import continuing_scheduler
-from ..time.clock import RealClock
 from .app import Feed, asgi_app
 from .budget import SHARE
 from .server import HEAD_TIMEOUT, _ThreadServer, bind_socket, head_timed_protocol, url_host
 
-__all__ = ["SkewedClock", "build_service", "main"]
+__all__ = ["build_service", "main", "skew_wall_clock"]
 
 FEED_PATH = "/scheduler"
 #: The largest ``--clock-skew`` taken (s): a day either way.
 MAX_SKEW = 86_400.0
 
 
-class SkewedClock(RealClock):
-    """A :class:`~tempsched_lab.RealClock` that reads ``skew`` seconds ahead of this
-    machine's wall clock (behind if negative): a host whose clock is wrong, on purpose.
+def skew_wall_clock(seconds: float) -> None:
+    """Make this process's wall clock read ``seconds`` ahead (behind if negative) from now on,
+    as on a host whose clock is set wrong: ``time.time`` and ``time.time_ns`` are replaced.
 
-    Everything the scheduler reads (its rows' times, its origin, the ``now`` it serves,
-    the wall times a cron or ``at=datetime`` turns into) is on the skewed scale, as on a
-    host whose clock is set wrong; it still runs on ``time.monotonic`` (its deadlines keep
-    their spacing).
+    Call it before the scheduler is made: its clock, its log's ``wall`` column (the recorder
+    keeps ``time.time`` when it is made), its cron times, the ``now`` it serves all follow.
+    It is for the example service's ``--clock-skew`` only (a process of its own): it changes
+    the whole process, every library in it included.
 
-    >>> import time
-    >>> round(SkewedClock(5.0).now() - time.time())
-    5
-    >>> SkewedClock(float("nan"))
+    >>> skew_wall_clock(float("nan"))
     Traceback (most recent call last):
     ...
     ValueError: clock_skew=nan: expected seconds between -86400 and 86400
     """
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not -MAX_SKEW <= seconds <= MAX_SKEW
+    ):
+        raise ValueError(
+            f"clock_skew={seconds!r}: expected seconds between {-MAX_SKEW:g} and {MAX_SKEW:g}"
+        )
+    real, real_ns, skew, skew_ns = time.time, time.time_ns, float(seconds), round(seconds * 1e9)
 
-    def __init__(self, skew: float) -> None:
-        if (
-            isinstance(skew, bool)
-            or not isinstance(skew, (int, float))
-            or not -MAX_SKEW <= skew <= MAX_SKEW
-        ):
-            raise ValueError(
-                f"clock_skew={skew!r}: expected seconds between {-MAX_SKEW:g} and {MAX_SKEW:g}"
-            )
-        super().__init__()
-        #: seconds this clock reads ahead of the machine's wall clock
-        self.skew = float(skew)
-        self._epoch += self.skew
-        self.origin = self._epoch
+    def skewed() -> float:
+        return real() + skew
 
-    def __repr__(self) -> str:
-        return f"SkewedClock(skew={self.skew:+g}, origin={self.origin:.6f})"
+    def skewed_ns() -> int:
+        return real_ns() + skew_ns
+
+    time.time, time.time_ns = skewed, skewed_ns
 
 
 def _heartbeat() -> None:
@@ -138,24 +134,21 @@ def build_service(
     ping: float = 15.0,
     spill_interval: float | None = 1.0,
     share: float = SHARE,
-    clock_skew: float = 0.0,
 ) -> tuple[Starlette, Scheduler, Feed]:
     """The service's app, its scheduler (working already) and its feed.
 
     ``spill``: the lineage's root (each run spills to the next ``spill/run-NNN``,
-    continuing the log of the runs before). ``clock_skew``: seconds the service's clock
-    reads ahead of this machine's (:class:`SkewedClock`; 0: a plain real clock).
+    continuing the log of the runs before).
     """
     options: dict[str, Any] = {"name": "example-service", "executor": "pool"}
     options["max_log_rows"] = max_log_rows
-    clock = SkewedClock(clock_skew) if clock_skew else None
     if spill is None:
-        scheduler = Scheduler(clock, **options)
+        scheduler = Scheduler(**options)
     else:
         # a quiet service's rows reach the disk within this many seconds, so a SIGKILL loses
         # at most that much of its log (docs/event-log.md, "A time-bounded flush")
         options["log_spill_interval"] = spill_interval
-        scheduler = continuing_scheduler(spill, clock, **options)
+        scheduler = continuing_scheduler(spill, **options)
     scheduler.schedule(_heartbeat, period=tick, label="heartbeat")
     scheduler.schedule(_sync, period=1.0, label="sync")
     scheduler.schedule(_burst, period=burst_every, args=(scheduler, burst_size), label="burst")
@@ -256,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.clock_skew:  # before the scheduler is made: everything in it reads the skewed clock
+        skew_wall_clock(args.clock_skew)
     token = _read_token(args.token_file, "--token-file")
     control = _read_token(args.control_token_file, "--control-token-file")
     from .guard import check_token, is_loopback
@@ -281,7 +276,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         ping=args.ping,
         spill_interval=args.spill_interval,
         share=args.share,
-        clock_skew=args.clock_skew,
     )
     sock = _bind(args.host, args.port, None if args.spill is None else Path(args.spill))
     port = sock.getsockname()[1]
