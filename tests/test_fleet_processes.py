@@ -14,8 +14,8 @@ spill root. The fleet beside them must:
 * never send a service's token to another host: a fourth source is a header-recording
   server that redirects to one of the services.
 
-The three-service test is marked slow (28-36 s beside a CPU-bound process); the skew test is one
-service and a few probes.
+Both process tests are marked slow (the skew test 2.5-3.7 s, the three-service test 13 s idle,
+28-36 s beside a CPU-bound process).
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ def _on_disk(root: Path) -> list[pd.DataFrame]:
     return frames
 
 
+@pytest.mark.slow  # a process started and stopped: 2.5-3.7 s
 def test_a_skewed_services_offset_is_found_within_its_stated_uncertainty(tmp_path: Path) -> None:
     token_file, token = _token_file(tmp_path, "skewed")
     before = time.time()  # no row of the service can be older than this (on our clock)
