@@ -4,7 +4,8 @@ Served schedulers run in this process (``serve()``: a real HTTP server on loopba
 real client) with different tokens; a spill directory is read from disk; a
 header-recording server (Starlette under uvicorn, as the feed itself) that redirects
 elsewhere shows that no token reaches a host it was not given for. The real-process
-test (three example services, one SIGKILLed, one with its clock skewed) is marked slow.
+test (three example services, one SIGKILLed, one with its clock skewed) is in
+``test_fleet_processes.py``.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ EXPECTED = [
     "09_interactive_timeline.ipynb",
     "10_lab_experiment.ipynb",
     "11_watching_a_service.ipynb",
+    "12_watching_a_fleet.ipynb",
 ]
 BUDGET_S = 60.0  # a notebook must run top to bottom in under a minute
 CELL_TIMEOUT_S = 120
@@ -189,6 +190,28 @@ def _check_watching(nb, text):
     assert "watch closed: True" in text
 
 
+def _check_fleet(nb, text):
+    assert _count(nb, WIDGET_VIEW) >= 1, "the fleet's dashboard was not displayed"
+    # the clock set wrong on purpose, measured by the midpoint method
+    assert "batch was started 6.5 s ahead; the estimate is within its stated uncertainty: True" in (
+        text
+    )
+    assert "on this machine's clock" in text  # the table of each service's last row
+    # one service killed and restarted: its banner line says so, the others stay live
+    assert "after SIGKILL:   worker: reconnecting" in text
+    assert "after a restart: worker: live, with a gap: rows" in text and "was killed" in text
+    assert "the others never noticed: ['live', 'live']" in text
+    # nothing lost, nothing reordered: live, then after a clean stop, against the spilled logs
+    for name in ("api", "batch", "worker"):
+        lines = [ln for ln in text.splitlines() if f"{name:>6}: " in ln and "rows, in" in ln]
+        assert len(lines) == 2, lines
+        for line in lines:
+            assert "in seq order: True | every row on disk held and equal: True" in line, line
+            assert "every missing row in a named gap: True" in line, line
+    assert "rows the fleet holds beyond the disk: {'api': 0, 'batch': 0, 'worker': " in text
+    assert "view closed: True" in text
+
+
 #: The teaching notebooks that end with exercises (issue 43): at least three each, their worked
 #: solutions in cells tagged ``solution`` (the student build leaves those out).
 EXERCISE_NOTEBOOKS = {
@@ -232,6 +255,7 @@ CHECKS = {
     "09_interactive_timeline.ipynb": _check_interactive_timeline,
     "10_lab_experiment.ipynb": _check_lab,
     "11_watching_a_service.ipynb": _check_watching,
+    "12_watching_a_fleet.ipynb": _check_fleet,
 }
 
 

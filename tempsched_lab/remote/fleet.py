@@ -17,7 +17,8 @@ dask/distributed#9282). A service's wall times are put on this machine's clock i
 this machine's clock and ``now`` the service's clock in the answer, its offset is
 ``now - (sent + received) / 2``, known within ``(received - sent) / 2``
 (:class:`ClockOffset`; the estimate of the probe with the shortest round trip among
-the last :data:`KEEP_PROBES`, re-estimated on every probe). A service on a
+the last :data:`KEEP_PROBES`, re-estimated on every probe; a restarted service, told by
+its clock's new origin, is measured afresh). A service on a
 :class:`~tempsched_lab.VirtualClock` has no offset to a wall clock (``None``).
 
 >>> Fleet({"a": 1})  # doctest: +ELLIPSIS
@@ -87,6 +88,8 @@ class _Prober:
         self.every = every
         self.kept: deque[tuple[float, float]] = deque(maxlen=KEEP_PROBES)  # (half rtt, offset)
         self.probes = 0
+        #: the clock origin the kept probes were made against: another is another process
+        self._origin: float | None = None
         self.virtual = False
         self.error: str | None = None
         self._stop = threading.Event()
@@ -105,6 +108,11 @@ class _Prober:
         if origin < 1e8:  # a virtual clock (its origin is no epoch time): no wall offset
             self.virtual = True
             return
+        if origin != self._origin:
+            # a restarted service (its clock's origin is its process's start): its clock may
+            # be another host's or set anew, so the probes made of the one before are dropped
+            self.kept.clear()
+            self._origin = origin
         now = origin + data["now"]
         self.kept.append(((received - sent) / 2, now - (sent + received) / 2))
         self.probes += 1

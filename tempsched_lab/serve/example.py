@@ -22,6 +22,12 @@ services do:
   with a note on stderr without it);
 * ``load``: with ``--load N``, a periodic task N times a second (for benchmarks).
 
+``--clock-skew SECONDS`` sets the service's clock wrong on purpose: its wall clock reads that
+many seconds ahead of this machine's (behind if negative), as a host whose clock drifted
+would (:func:`skew_wall_clock`). Its rows' ``wall`` and ``t``, its ``/v1/moment`` and its
+cron times are all on that clock; a :class:`~tempsched_lab.Fleet` watching it estimates
+the offset (notebook 12).
+
 SIGTERM or Ctrl-C shuts the scheduler down first (its log closed complete on disk),
 lets open streams send their last rows and ``event: closed``, then stops the server.
 """
@@ -54,9 +60,44 @@ from .app import Feed, asgi_app
 from .budget import SHARE
 from .server import HEAD_TIMEOUT, _ThreadServer, bind_socket, head_timed_protocol, url_host
 
-__all__ = ["build_service", "main"]
+__all__ = ["build_service", "main", "skew_wall_clock"]
 
 FEED_PATH = "/scheduler"
+#: The largest ``--clock-skew`` taken (s): a day either way.
+MAX_SKEW = 86_400.0
+
+
+def skew_wall_clock(seconds: float) -> None:
+    """Make this process's wall clock read ``seconds`` ahead (behind if negative) from now on,
+    as on a host whose clock is set wrong: ``time.time`` and ``time.time_ns`` are replaced.
+
+    Call it before the scheduler is made: its clock, its log's ``wall`` column (the recorder
+    keeps ``time.time`` when it is made), its cron times, the ``now`` it serves all follow.
+    It is for the example service's ``--clock-skew`` only (a process of its own): it changes
+    the whole process, every library in it included.
+
+    >>> skew_wall_clock(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: clock_skew=nan: expected seconds between -86400 and 86400
+    """
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not -MAX_SKEW <= seconds <= MAX_SKEW
+    ):
+        raise ValueError(
+            f"clock_skew={seconds!r}: expected seconds between {-MAX_SKEW:g} and {MAX_SKEW:g}"
+        )
+    real, real_ns, skew, skew_ns = time.time, time.time_ns, float(seconds), round(seconds * 1e9)
+
+    def skewed() -> float:
+        return real() + skew
+
+    def skewed_ns() -> int:
+        return real_ns() + skew_ns
+
+    time.time, time.time_ns = skewed, skewed_ns
 
 
 def _heartbeat() -> None:
@@ -189,8 +230,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=SHARE,
         help="the feed's readers' share of the interpreter while the service is busy",
     )
+    parser.add_argument(
+        "--clock-skew",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="set the service's clock wrong on purpose: it reads SECONDS ahead of this "
+        "machine's wall clock (behind if negative; its rows, its /v1/moment and its cron "
+        f"times follow it; at most {MAX_SKEW:g} either way). For trying a fleet's clock "
+        "offsets (notebook 12)",
+    )
     parser.add_argument("--access-log", action="store_true", help="log each request (stderr)")
     args = parser.parse_args(argv)
+    if not -MAX_SKEW <= args.clock_skew <= MAX_SKEW:  # (nan fails this too)
+        print(
+            f"example service: --clock-skew {args.clock_skew!r}: expected seconds between "
+            f"{-MAX_SKEW:g} and {MAX_SKEW:g}",
+            file=sys.stderr,
+        )
+        return 2
+    if args.clock_skew:  # before the scheduler is made: everything in it reads the skewed clock
+        skew_wall_clock(args.clock_skew)
     token = _read_token(args.token_file, "--token-file")
     control = _read_token(args.control_token_file, "--control-token-file")
     from .guard import check_token, is_loopback
