@@ -329,13 +329,13 @@ def test_the_docs_scrape_config_scrapes_the_readmes_service(tmp_path: Path) -> N
     from test_serve_process import start_service
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "serving.md").read_text()
-    blocks = re.findall(r"```yaml\n(.*?)```", page, flags=re.S)
+    blocks = re.findall(r"cat > prometheus.yml <<'EOF'\n(.*?)\nEOF\n", page, flags=re.S)
     assert len(blocks) == 1
     svc = start_service(tmp_path)
     try:
         port = svc.url.split(":")[2].split("/")[0]
         (tmp_path / "token.txt").write_text((tmp_path / "token").read_text())
-        config = yaml.safe_load(blocks[0].replace("PORT", port))
+        config = yaml.safe_load(blocks[0].replace("8765", port))
         (job,) = config["scrape_configs"]
         auth = job["authorization"]
         assert auth["type"] == "Bearer"
@@ -353,4 +353,68 @@ def test_the_docs_scrape_config_scrapes_the_readmes_service(tmp_path: Path) -> N
         assert got[("tempsched_log_counted_seq", ())] > 0
         assert httpx.get(url, timeout=20.0).status_code == 401
     finally:
+        svc.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    __import__("shutil").which("prometheus") is None,
+    reason="no prometheus binary on PATH (Debian: apt-get install prometheus); not in CI",
+)
+def test_a_real_prometheus_scrapes_the_readmes_service_with_the_docs_config(
+    tmp_path: Path,
+) -> None:
+    """docs/serving.md's prometheus.yml, as written (its port replaced by the service's), read
+    by a real Prometheus server: the target is up and its series are stored."""
+    import re
+    import socket
+    import subprocess
+
+    from test_serve_process import start_service
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "serving.md").read_text()
+    (config,) = re.findall(r"cat > prometheus.yml <<'EOF'\n(.*?)\nEOF\n", page, flags=re.S)
+    svc = start_service(tmp_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        prom_port = s.getsockname()[1]
+    prometheus = None
+    try:
+        port = svc.url.split(":")[2].split("/")[0]
+        (tmp_path / "token.txt").write_text((tmp_path / "token").read_text())
+        (tmp_path / "prometheus.yml").write_text(config.replace("8765", port))
+        with (tmp_path / "prometheus.err").open("w") as err:
+            prometheus = subprocess.Popen(
+                [
+                    "prometheus",
+                    "--config.file=prometheus.yml",
+                    "--storage.tsdb.path=prometheus-data/",
+                    f"--web.listen-address=127.0.0.1:{prom_port}",
+                ],
+                cwd=tmp_path,
+                stdout=err,
+                stderr=err,
+            )
+        api = f"http://127.0.0.1:{prom_port}/api/v1/query"
+        found: list[Any] = []
+        for _ in range(600):  # the first scrape comes within one interval (15 s): ~60 s at most
+            try:
+                answer = httpx.get(api, params={"query": "tempsched_log_next_seq"}, timeout=5.0)
+                found = answer.json()["data"]["result"] if answer.status_code == 200 else []
+            except httpx.TransportError:
+                found = []
+            if found:
+                break
+            threading.Event().wait(0.1)
+        assert found, (tmp_path / "prometheus.err").read_text()[-3000:]
+        (series,) = found
+        assert series["metric"]["job"] == "tempsched"
+        assert series["metric"]["service"] == "example"
+        assert float(series["value"][1]) > 0
+        up = httpx.get(api, params={"query": 'up{job="tempsched"}'}, timeout=5.0).json()
+        assert up["data"]["result"][0]["value"][1] == "1"
+    finally:
+        if prometheus is not None:
+            prometheus.terminate()
+            prometheus.wait(30)
         svc.stop()
