@@ -418,3 +418,39 @@ def test_a_real_prometheus_scrapes_the_readmes_service_with_the_docs_config(
             prometheus.terminate()
             prometheus.wait(30)
         svc.stop()
+
+
+def test_the_counts_go_on_across_a_restart_on_the_lineage(tmp_path: Path) -> None:
+    """docs/serving.md: the counters cover the log's whole lineage, so Prometheus sees no
+    reset when a service restarts on its spill root; its first run's rows are counted once."""
+    from tempsched_lab import read_log
+    from tempsched_lab.restarts import continuing_scheduler
+
+    first = continuing_scheduler(tmp_path / "runs", VirtualClock())
+    for i in range(300):
+        first.schedule(_ok if i % 5 else _fail, delay=1.0 + i * 0.01)
+    first.clock.advance(10.0)
+    first.shutdown(wait=True)
+    before = LogCounts(LogReader(first.log))
+    before.update()
+    second = continuing_scheduler(tmp_path / "runs", VirtualClock())
+    for i in range(200):
+        second.schedule(_ok, delay=1.0 + i * 0.01)
+    second.clock.advance(10.0)
+    second.log.flush()
+    from tempsched_lab.log.files.lineage import Lineage
+
+    # the reader the feed makes (serve/app.py): it reads the earlier runs through the lineage
+    lineage = Lineage.of_run(second.log.spill_directory)
+    after = LogCounts(LogReader(second.log, lineage=lineage))
+    while after.update():
+        pass
+    assert after.gap_rows == 0 and after.cursor == second.log.next_seq > first.log.next_seq
+    for result, value in before.runs.items():
+        assert after.runs[result] >= value  # a counter never goes back
+    assert after.runs["ok"] == before.runs["ok"] + 200
+    assert after.runs["failed"] == before.runs["failed"] == 60
+    assert after.lateness_count == before.lateness_count + 200 == 500
+    run1 = read_log(tmp_path / "runs" / "run-001")
+    assert before.kinds == run1["kind"].astype(str).value_counts().to_dict()
+    second.shutdown(wait=True)
