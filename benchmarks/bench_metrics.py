@@ -57,7 +57,7 @@ with serve(s, token=sys.argv[1]) as server:
             s.schedule(noop, delay=3600.0 + i * 1e-3)
         rate = n / (time.perf_counter() - began)
         cpu, own = time.process_time() - cpu, time.thread_time() - own
-        print(rate, (cpu - own) / cpu, flush=True)
+        print(rate, (cpu - own) / cpu, own / n, cpu / n, flush=True)
 s.shutdown(wait=False)
 """
 
@@ -92,6 +92,8 @@ def part_throughput(rounds: int, every: float, n: int = 65_536) -> dict[str, Any
     scraped: list[float] = []
     scrapes: list[float] = []
     others: dict[bool, list[float]] = {False: [], True: []}
+    own_us: dict[bool, list[float]] = {False: [], True: []}  # the scheduler thread's CPU a call
+    cpu_us: dict[bool, list[float]] = {False: [], True: []}  # the whole process's CPU a call
     for round_ in range(rounds):
         # ABBA: the queue grows by n tasks each burst, so a fixed order would favour one side
         for with_scraper in (False, True) if round_ % 2 == 0 else (True, False):
@@ -103,8 +105,10 @@ def part_throughput(rounds: int, every: float, n: int = 65_536) -> dict[str, Any
             if with_scraper:
                 scraper = threading.Thread(target=_scrape, args=(url, stop, every, scrapes))
                 scraper.start()
-            rate, other = (float(w) for w in process.stdout.readline().split())
+            rate, other, own, cpu = (float(w) for w in process.stdout.readline().split())
             others[with_scraper].append(other)
+            own_us[with_scraper].append(own * 1e6)
+            cpu_us[with_scraper].append(cpu * 1e6)
             stop.set()
             if scraper is not None:
                 scraper.join(60)
@@ -120,6 +124,13 @@ def part_throughput(rounds: int, every: float, n: int = 65_536) -> dict[str, Any
         f"service's other threads took {statistics.median(others[True]):.1%} of its CPU in a "
         f"scraped burst, {statistics.median(others[False]):.1%} in one not scraped (medians)"
     )
+    own_a, own_w = statistics.median(own_us[False]), statistics.median(own_us[True])
+    cpu_a, cpu_w = statistics.median(cpu_us[False]), statistics.median(cpu_us[True])
+    print(
+        f"CPU a call (medians): the scheduler's thread {own_a:.2f} us not scraped, {own_w:.2f} us "
+        f"scraped ({own_a / own_w:.3f}); the whole process {cpu_a:.2f} us and {cpu_w:.2f} us "
+        f"({cpu_a / cpu_w:.3f}: the throughput a CPU-bound service keeps)"
+    )
     return {
         "n": n,
         "every": every,
@@ -129,6 +140,8 @@ def part_throughput(rounds: int, every: float, n: int = 65_536) -> dict[str, Any
         "pair_ratios": pairs,
         "scrape_s": scrapes,
         "other_threads_cpu_share": {"scraped": others[True], "not_scraped": others[False]},
+        "thread_cpu_us_per_call": {"scraped": own_us[True], "not_scraped": own_us[False]},
+        "process_cpu_us_per_call": {"scraped": cpu_us[True], "not_scraped": cpu_us[False]},
     }
 
 

@@ -329,13 +329,13 @@ def test_the_docs_scrape_config_scrapes_the_readmes_service(tmp_path: Path) -> N
     from test_serve_process import start_service
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "serving.md").read_text()
-    blocks = re.findall(r"```yaml\n(.*?)```", page, flags=re.S)
+    blocks = re.findall(r"cat > prometheus.yml <<'EOF'\n(.*?)\nEOF\n", page, flags=re.S)
     assert len(blocks) == 1
     svc = start_service(tmp_path)
     try:
         port = svc.url.split(":")[2].split("/")[0]
         (tmp_path / "token.txt").write_text((tmp_path / "token").read_text())
-        config = yaml.safe_load(blocks[0].replace("PORT", port))
+        config = yaml.safe_load(blocks[0].replace("8765", port))
         (job,) = config["scrape_configs"]
         auth = job["authorization"]
         assert auth["type"] == "Bearer"
@@ -354,3 +354,103 @@ def test_the_docs_scrape_config_scrapes_the_readmes_service(tmp_path: Path) -> N
         assert httpx.get(url, timeout=20.0).status_code == 401
     finally:
         svc.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    __import__("shutil").which("prometheus") is None,
+    reason="no prometheus binary on PATH (Debian: apt-get install prometheus); not in CI",
+)
+def test_a_real_prometheus_scrapes_the_readmes_service_with_the_docs_config(
+    tmp_path: Path,
+) -> None:
+    """docs/serving.md's prometheus.yml, as written (its port replaced by the service's), read
+    by a real Prometheus server: the target is up and its series are stored."""
+    import re
+    import socket
+    import subprocess
+
+    from test_serve_process import start_service
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "serving.md").read_text()
+    (config,) = re.findall(r"cat > prometheus.yml <<'EOF'\n(.*?)\nEOF\n", page, flags=re.S)
+    svc = start_service(tmp_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        prom_port = s.getsockname()[1]
+    prometheus = None
+    try:
+        port = svc.url.split(":")[2].split("/")[0]
+        (tmp_path / "token.txt").write_text((tmp_path / "token").read_text())
+        (tmp_path / "prometheus.yml").write_text(config.replace("8765", port))
+        with (tmp_path / "prometheus.err").open("w") as err:
+            prometheus = subprocess.Popen(
+                [
+                    "prometheus",
+                    "--config.file=prometheus.yml",
+                    "--storage.tsdb.path=prometheus-data/",
+                    f"--web.listen-address=127.0.0.1:{prom_port}",
+                ],
+                cwd=tmp_path,
+                stdout=err,
+                stderr=err,
+            )
+        api = f"http://127.0.0.1:{prom_port}/api/v1/query"
+        found: list[Any] = []
+        for _ in range(600):  # the first scrape comes within one interval (15 s): ~60 s at most
+            try:
+                answer = httpx.get(api, params={"query": "tempsched_log_next_seq"}, timeout=5.0)
+                found = answer.json()["data"]["result"] if answer.status_code == 200 else []
+            except httpx.TransportError:
+                found = []
+            if found:
+                break
+            threading.Event().wait(0.1)
+        assert found, (tmp_path / "prometheus.err").read_text()[-3000:]
+        (series,) = found
+        assert series["metric"]["job"] == "tempsched"
+        assert series["metric"]["service"] == "example"
+        assert float(series["value"][1]) > 0
+        up = httpx.get(api, params={"query": 'up{job="tempsched"}'}, timeout=5.0).json()
+        assert up["data"]["result"][0]["value"][1] == "1"
+    finally:
+        if prometheus is not None:
+            prometheus.terminate()
+            prometheus.wait(30)
+        svc.stop()
+
+
+def test_the_counts_go_on_across_a_restart_on_the_lineage(tmp_path: Path) -> None:
+    """docs/serving.md: the counters cover the log's whole lineage, so Prometheus sees no
+    reset when a service restarts on its spill root; its first run's rows are counted once."""
+    from tempsched_lab import read_log
+    from tempsched_lab.restarts import continuing_scheduler
+
+    first = continuing_scheduler(tmp_path / "runs", VirtualClock())
+    for i in range(300):
+        first.schedule(_ok if i % 5 else _fail, delay=1.0 + i * 0.01)
+    first.clock.advance(10.0)
+    first.shutdown(wait=True)
+    before = LogCounts(LogReader(first.log))
+    before.update()
+    second = continuing_scheduler(tmp_path / "runs", VirtualClock())
+    for i in range(200):
+        second.schedule(_ok, delay=1.0 + i * 0.01)
+    second.clock.advance(10.0)
+    second.log.flush()
+    from tempsched_lab.log.files.lineage import Lineage
+
+    # the reader the feed makes (serve/app.py): it reads the earlier runs through the lineage
+    lineage = Lineage.of_run(second.log.spill_directory)
+    after = LogCounts(LogReader(second.log, lineage=lineage))
+    while after.update():
+        pass
+    assert after.gap_rows == 0 and after.cursor == second.log.next_seq > first.log.next_seq
+    for result, value in before.runs.items():
+        assert after.runs[result] >= value  # a counter never goes back
+    assert after.runs["ok"] == before.runs["ok"] + 200
+    assert after.runs["failed"] == before.runs["failed"] == 60
+    assert after.lateness_count == before.lateness_count + 200 == 500
+    run1 = read_log(tmp_path / "runs" / "run-001")
+    assert before.kinds == run1["kind"].astype(str).value_counts().to_dict()
+    second.shutdown(wait=True)
