@@ -1,10 +1,11 @@
 """JupyterLab 4 (and Notebook 7) for the browser tests: a real server on 127.0.0.1, port 0.
 
 ``LabServer(tmp_path, theme="JupyterLab Dark")`` copies ``notebooks/`` into ``tmp_path``, writes
-the theme into a user settings directory of its own (``--LabApp.user_settings_dir``) and starts
-``jupyter lab --no-browser --allow-root --ServerApp.token=`` on port 0; the URL is read from the
-server's log. ``app="notebook"`` starts Notebook 7 the same way. The server is stopped (SIGTERM,
-then SIGKILL) on ``close()``.
+the theme into a user settings directory of its own (``--LabApp.user_settings_dir``, no news
+toast), keeps its workspace in ``tmp_path`` (no tab left open by an earlier run comes back)
+and starts ``jupyter lab --no-browser --allow-root --ServerApp.token=`` on port 0; the URL is
+read from the server's log. ``app="notebook"`` starts Notebook 7 the same way. The server is
+stopped (SIGTERM, then SIGKILL) on ``close()``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class LabServer:
         settings = tmp / "settings" / "@jupyterlab" / "apputils-extension"
         settings.mkdir(parents=True)
         (settings / "themes.jupyterlab-settings").write_text(json.dumps({"theme": theme}))
+        # no news toast over the page, no question asked
+        (settings / "notification.jupyterlab-settings").write_text(
+            json.dumps({"fetchNews": "false", "checkForUpdates": False})
+        )
         self.log = tmp / f"jupyter-{app}.log"
         jupyter = str(Path(sys.executable).with_name("jupyter"))
         self.proc = subprocess.Popen(
@@ -45,6 +50,9 @@ class LabServer:
                 f"--ServerApp.root_dir={self.dir}",
                 f"--LabApp.user_settings_dir={tmp / 'settings'}",
                 "--LabServerApp.user_settings_dir=" + str(tmp / "settings"),
+                # a workspace of its own: tabs a previous run left open (~/.jupyter/lab/
+                # workspaces) would open again here, kernels and all
+                "--LabServerApp.workspaces_dir=" + str(tmp / "workspaces"),
             ],
             stdout=subprocess.DEVNULL,
             stderr=self.log.open("w"),

@@ -9,19 +9,24 @@ import re
 
 import pytest
 
+from tempsched_lab.plots.colors import ENTRY_FILL, HEAD_FILL
 from tempsched_lab.widgets._style import (
     TEXT_PAIRS,
     THEME_CSS,
     contrast_ratio,
     theme_colors,
+    theme_tint,
+    tinted,
     type_css,
 )
+from tempsched_lab.widgets.linkbanner import _LOOK
+from tempsched_lab.widgets.logview import KIND_FILL
 from tempsched_lab.widgets.timeline_widget import STATIC, TimelineWidget
 
 NAMES = [
     "--tsl-fg", "--tsl-bg", "--tsl-muted", "--tsl-border", "--tsl-accent", "--tsl-accent-fg",
     "--tsl-panel-bg", "--tsl-head-bg", "--tsl-head-fg", "--tsl-ok", "--tsl-late", "--tsl-fail",
-    "--tsl-grid",
+    "--tsl-grid", "--tsl-picture-bg",
 ]  # fmt: skip
 
 
@@ -67,3 +72,22 @@ def test_views_carry_the_theme_and_draw_no_literal_colour():
     for literal in ("'#FFF4D6'", "'#F0F0F0'", "'#9A9A9A'", "ctx.fillStyle = 'white'"):
         assert literal not in js
     assert "getPropertyValue(name)" in js and "MutationObserver" in js
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_tinted_rows_and_boxes_keep_their_text_readable(theme):
+    """The log's kind rows and the history strip's boxes mix a pale fill into the background
+    (``--tsl-tint``); the banner of a mirror mixes 12 % of its state's border into the panel's.
+    At 40 % (as before) a cancel row read 4.09:1 in the dark theme."""
+    colors, amount = theme_colors()[theme], theme_tint()[theme]
+    fills = [f for f in KIND_FILL.values() if f] + [HEAD_FILL, ENTRY_FILL]
+    for fill in fills:
+        ground = tinted(fill, colors["--tsl-bg"], amount)
+        ratio = contrast_ratio(colors["--tsl-fg"], ground)
+        assert ratio >= 4.5, f"{theme}: {fill} at {amount:.0%}: {ratio:.2f}:1"
+    for border, _word in _LOOK.values():
+        ground = tinted(border, colors["--tsl-panel-bg"], 0.12)
+        assert contrast_ratio(colors["--tsl-fg"], ground) >= 4.5, (theme, border)
+    for name in ("logview.py", "changes.py"):
+        assert "var(--tsl-tint)" in (STATIC.parent / name).read_text()
+    assert "12%, var(--tsl-panel-bg)" in (STATIC.parent / "linkbanner.py").read_text()

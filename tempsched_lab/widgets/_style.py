@@ -45,6 +45,8 @@ __all__ = [
     "set_page_scale",
     "show_scale",
     "theme_colors",
+    "theme_tint",
+    "tinted",
     "type_css",
 ]
 
@@ -93,12 +95,17 @@ TEXT_PAIRS = [
 ]
 
 
-def _luminance(color: str) -> float:
+def _hex6(color: str) -> str:
     text = color.strip().lstrip("#")
     if len(text) == 3:
         text = "".join(c * 2 for c in text)
     if not re.fullmatch(r"[0-9a-fA-F]{6}", text):
         raise ValueError(f"color={color!r}: expected #rgb or #rrggbb")
+    return text
+
+
+def _luminance(color: str) -> float:
+    text = _hex6(color)
     channels = [int(text[i : i + 2], 16) / 255 for i in (0, 2, 4)]
     r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
@@ -126,10 +133,38 @@ def theme_colors(css: str | None = None) -> dict[str, dict[str, str]]:
     if len(blocks) < 2:
         raise ValueError("css: expected a light and a dark rule block")
     found = [dict(re.findall(r"(--tsl-[\w-]+)\s*:\s*([^;]+);", b)) for b in blocks[:2]]
-    return {
-        "light": {k: v.strip() for k, v in found[0].items()},
-        "dark": {k: v.strip() for k, v in found[1].items()},
+    return {  # colours only (not --tsl-tint, a percentage: see :func:`theme_tint`)
+        theme: {k: v.strip() for k, v in values.items() if v.strip().startswith("#")}
+        for theme, values in zip(("light", "dark"), found, strict=True)
     }
+
+
+def theme_tint(css: str | None = None) -> dict[str, float]:
+    """How much of a pale fill each theme mixes into its background (``--tsl-tint``, 0 to 1).
+
+    >>> theme_tint()
+    {'light': 0.6, 'dark': 0.25}
+    """
+    text = re.sub(r"/\*.*?\*/", "", THEME_CSS if css is None else css, flags=re.S)
+    blocks = re.findall(r"\{([^}]*)\}", text)[:2]
+    found = [re.search(r"--tsl-tint\s*:\s*([\d.]+)%", b) for b in blocks]
+    if len(found) < 2 or not all(found):
+        raise ValueError("css: expected --tsl-tint in the light and the dark rule block")
+    pairs = zip(("light", "dark"), found, strict=True)
+    return {theme: float(m.group(1)) / 100 for theme, m in pairs if m}
+
+
+def tinted(fill: str, background: str, amount: float) -> str:
+    """``color-mix(in srgb, fill amount, background)`` as ``#rrggbb`` (what the page paints).
+
+    >>> tinted("#ffffff", "#000000", 0.25)
+    '#404040'
+    """
+    a, b = _hex6(fill), _hex6(background)
+    return "#" + "".join(
+        f"{round(int(a[i : i + 2], 16) * amount + int(b[i : i + 2], 16) * (1 - amount)):02x}"
+        for i in (0, 2, 4)
+    )
 
 
 def type_css() -> str:

@@ -125,7 +125,8 @@ def _chip(task: int, label: str, style: str, cls: str, tag: str = "") -> str:
     extra = f" <i style='font-size:12px'>{esc(tag)}</i>" if tag else ""
     return (
         f"<span class='tsl-chip {cls}' data-task='{task}' style='display:inline-block;"
-        f"margin:2px;padding:1px 5px;border-radius:3px;background:white;font-size:12px;{style}'>"
+        f"margin:2px;padding:1px 5px;border-radius:3px;background:var(--tsl-bg);"
+        f"color:var(--tsl-fg);font-size:12px;{style}'>"
         f"#{task} {esc(label)}{extra}</span>"
     )
 
@@ -153,7 +154,7 @@ def queue_strip_html(
     boxes = []
     if change.leaving:
         chips = "".join(
-            _chip(i, labels.get(i, ""), f"text-decoration:line-through;color:{NEUTRAL['line']};"
+            _chip(i, labels.get(i, ""), f"text-decoration:line-through;color:var(--tsl-muted);"
                   f"border:1px solid {NEUTRAL['unknown']}", "tsl-chg-leaving")
             for i in change.leaving
         )  # fmt: skip
@@ -183,7 +184,9 @@ def queue_strip_html(
         cls = "tsl-point-head" if head else "tsl-point"
         if old:
             cls += " tsl-chg-oldhead"
-        boxes.append(_box(title, chips, f"background:{fill};border:{border}", cls))
+        # the plots' fill tinted over the theme's background: the theme's text reads on it
+        tint = f"background:color-mix(in srgb, {fill} var(--tsl-tint), var(--tsl-bg))"
+        boxes.append(_box(title, chips, f"{tint};color:var(--tsl-fg);border:{border}", cls))
     if len(points) > max_points:
         rest = sum(len(ids) for _, ids in points[max_points:])
         boxes.append(f"<div style='align-self:center;font-size:12px'>… {rest} more</div>")

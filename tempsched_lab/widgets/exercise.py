@@ -187,7 +187,7 @@ class ExerciseWidget:
         if not result.malformed:
             self.reveal_button.disabled = False
             self.reveal_button.tooltip = "what the scheduler did, beside your answer"
-        color = "#007A55" if result.correct else "#A40000"
+        color = "var(--tsl-ok)" if result.correct else "var(--tsl-fail)"
         self.result.value = (
             f"<div role='status' aria-live='polite' data-correct='{int(result.correct)}' "
             f"data-malformed='{int(result.malformed)}' "
@@ -201,7 +201,7 @@ class ExerciseWidget:
         """Show the next hint."""
         text = self.exercise.hint()
         self.hints.value = (
-            f"<div class='tsl-exercise-hinted' style='font-size:14px;color:#444'>"
+            f"<div class='tsl-exercise-hinted' style='font-size:14px;color:var(--tsl-muted)'>"
             f"Hint: {esc(text)}</div>"
         )
         return text
@@ -255,7 +255,7 @@ class ExerciseWidget:
         self.kind.value, self.seed.value = ex.name, ex.seed
         self.head.value = (
             f"<div class='tsl-title'><b style='font-size:16px'>{esc(ex.title)}</b> "
-            f"<span class='tsl-exercise-share' style='font-size:13px;color:#555'>"
+            f"<span class='tsl-exercise-share' style='font-size:13px;color:var(--tsl-muted)'>"
             f"({esc(ex.share)})</span></div>"
         )
         self.problem.value = (

@@ -36,14 +36,14 @@ from ._style import type_css
 
 __all__ = ["LinkBanner", "link_banner", "mirror_panels"]
 
-#: background, border and word for each state
+#: border colour and word for each state (the fill is a hint of the border over the theme)
 _LOOK = {
-    "connecting": ("#f5f5f5", "#bbb", "connecting"),
-    "live": ("#eaf6ea", "#5a5", "live"),
-    "reconnecting": ("#fff4e0", "#d80", "reconnecting"),
-    "failed": ("#fdeaea", "#c33", "failed"),
-    "gap": ("#fdeaea", "#c33", "gap"),
-    "closed": ("#eee", "#777", "closed"),
+    "connecting": ("#bbb", "connecting"),
+    "live": ("#5a5", "live"),
+    "reconnecting": ("#d80", "reconnecting"),
+    "failed": ("#c33", "failed"),
+    "gap": ("#c33", "gap"),
+    "closed": ("#777", "closed"),
 }
 
 
@@ -60,7 +60,7 @@ class LinkBanner:
 
     def html(self, link: Link) -> str:
         """The banner's HTML for ``link``."""
-        background, border, word = _LOOK.get(link.state, _LOOK["closed"])
+        border, word = _LOOK.get(link.state, _LOOK["closed"])
         scale = self.mirror.time_scale
         text = link.text(scale)
         if link.state in ("live", "connecting"):
@@ -69,7 +69,9 @@ class LinkBanner:
                 text += f" (earlier, {link.gap.text()}: {link.gap.why})"
         return (
             f"{type_css()}<div class='tsl-link tsl-link-{link.state}' style='padding:4px 8px;"
-            f"background:{background};border-left:4px solid {border};font-size:14px'>"
+            # the state's colour is the border's; the fill a hint of it over the theme's panel
+            f"background:color-mix(in srgb, {border} 12%, var(--tsl-panel-bg));"
+            f"color:var(--tsl-fg);border-left:4px solid {border};font-size:14px'>"
             f"<b>{html.escape(word)}</b> · {html.escape(text)}</div>"
         )
 

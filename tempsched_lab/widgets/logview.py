@@ -60,7 +60,7 @@ def log_table_html(rows: pd.DataFrame, scale: TimeScale | None = None) -> str:
         out.append(
             # the kind's tint over the theme's background: the theme's text reads on it
             f"<tr class='tsl-row tsl-kind-{esc(kind)}' style='color:var(--tsl-fg);"
-            f"background:color-mix(in srgb, {fill} 40%, var(--tsl-bg))'>"
+            f"background:color-mix(in srgb, {fill} var(--tsl-tint), var(--tsl-bg))'>"
             + "".join(f"<td{style}>{esc(text)}</td>" for text, style in cells)
             + "</tr>"
         )

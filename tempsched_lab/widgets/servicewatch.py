@@ -107,8 +107,9 @@ class ServiceWatch:
                 self.previous.append(old)
                 held = f"rows 0..{old.applied - 1}" if old.applied else "no row"
                 self.note.value = (
-                    f"<div style='color:#555;font-size:14px'>The service restarted with a new "
-                    f"log: this dashboard follows it; the previous log ({html.escape(held)} "
+                    "<div style='color:var(--tsl-muted);font-size:14px'>The service restarted "
+                    "with a new log: this dashboard follows it; the previous log "
+                    f"({html.escape(held)} "
                     f"held here) is <code>watch.previous[{len(self.previous) - 1}]</code>.</div>"
                 )
             self.restarts += 1

@@ -48,7 +48,7 @@ _PROJECTOR_COLUMN_PX = 640
 #: Shown only when the page is too narrow for the sides to stand side by side (and why);
 #: in the columns, a panel wider than its column scrolls sideways instead of being cut.
 _STACK_NOTE = (
-    "<style>.tsl-sbs-stacked{display:none;color:#7a4b00;font-size:13px}"
+    "<style>.tsl-sbs-stacked{display:none;color:var(--tsl-late);font-size:13px}"
     "@media (max-width: 879px){.tsl-sbs-stacked{display:block}}"
     "@media (max-width: 1319px){.tsl-projector .tsl-sbs-stacked{display:block}}"
     ".tsl-side-by-side.tsl-projector .tsl-sbs-side"

@@ -280,9 +280,9 @@ class PredictPanel(Panel):
         case = decision.case
         ok = guess == int(case)
         verdict = (
-            "<b style='color:#007A55'>Right!</b>"
+            "<b style='color:var(--tsl-ok)'>Right!</b>"
             if ok
-            else f"<b style='color:#A40000'>Not quite</b>: you said case {guess} "
+            else f"<b style='color:var(--tsl-fail)'>Not quite</b>: you said case {guess} "
             f"({esc(Case(guess).short)})."
         )
         what = decision_words(decision)
@@ -291,7 +291,8 @@ class PredictPanel(Panel):
             f"data-after='{after}' "
             "style='line-height:1.45'>"
             f"{verdict} It was <b>case {int(case)}, {esc(case.short)}</b>: {esc(what)}<br>"
-            f"<span style='color:#444'>{esc(path_text(case))}</span><br>{esc(case.explanation)}"
+            f"<span style='color:var(--tsl-muted)'>{esc(path_text(case))}</span><br>"
+            f"{esc(case.explanation)}"
             "</div>"
         )
 
