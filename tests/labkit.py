@@ -2,7 +2,7 @@
 
 ``LabServer(tmp_path, theme="JupyterLab Dark")`` copies ``notebooks/`` into ``tmp_path``, writes
 the theme into a user settings directory of its own (``--LabApp.user_settings_dir``, no news
-toast), keeps its workspace in ``tmp_path`` (no tab left open by an earlier run comes back)
+toast, no notebook windowing: every cell painted), keeps its workspace in ``tmp_path`` (no tab left open by an earlier run comes back)
 and starts ``jupyter lab --no-browser --allow-root --ServerApp.token=`` on port 0; the URL is
 read from the server's log. ``app="notebook"`` starts Notebook 7 the same way. The server is
 stopped (SIGTERM, then SIGKILL) on ``close()``.
@@ -35,6 +35,12 @@ class LabServer:
         (settings / "notification.jupyterlab-settings").write_text(
             json.dumps({"fetchNews": "false", "checkForUpdates": False})
         )
+        # every cell rendered: JupyterLab 4's notebook windowing leaves cells out of view
+        # unpainted (content-visibility), and an unpainted output has no innerText, so the
+        # tests' look at every output and every text would depend on the scroll position
+        tracker = tmp / "settings" / "@jupyterlab" / "notebook-extension"
+        tracker.mkdir(parents=True)
+        (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
         self.log = tmp / f"jupyter-{app}.log"
         jupyter = str(Path(sys.executable).with_name("jupyter"))
         self.proc = subprocess.Popen(

@@ -101,7 +101,9 @@ def shown(expected: list[str]) -> list[str]:
 
 
 def is_follower(command: str) -> bool:
-    return "curl -sN" in command or ("tempsched-lab tail http" in command and "|" not in command)
+    """A command that runs until stopped: ``curl -sN``, or ``tail`` of a URL (``[NAME=]http``)."""
+    follows_url = re.search(r"tempsched-lab tail (\S+ )*?(\w+=)?http", command) is not None
+    return "curl -sN" in command or (follows_url and "|" not in command)
 
 
 def free_port() -> str:
