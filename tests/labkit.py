@@ -2,10 +2,10 @@
 
 ``LabServer(tmp_path, theme="JupyterLab Dark")`` copies ``notebooks/`` into ``tmp_path``, writes
 the theme into a user settings directory of its own (``--LabApp.user_settings_dir``, no news
-toast, no notebook windowing: every cell painted), keeps its workspace in ``tmp_path`` (no tab left open by an earlier run comes back)
-and starts ``jupyter lab --no-browser --allow-root --ServerApp.token=`` on port 0; the URL is
-read from the server's log. ``app="notebook"`` starts Notebook 7 the same way. The server is
-stopped (SIGTERM, then SIGKILL) on ``close()``.
+toast, no notebook windowing: every cell painted), keeps its workspace in ``tmp_path`` (no tab
+left open by an earlier run comes back) and starts ``jupyter lab --no-browser --allow-root
+--ServerApp.token=`` on port 0; the URL is read from the server's log. ``app="notebook"`` starts
+Notebook 7 the same way. The server is stopped (SIGTERM, then SIGKILL) on ``close()``.
 """
 
 from __future__ import annotations
