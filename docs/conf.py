@@ -34,7 +34,7 @@ myst_heading_anchors = 3
 # are shown as they are (not run twice); a plain build executes them with myst-nb.
 EXECUTED_NOTEBOOKS = os.environ.get("TEMPSCHED_EXECUTED_NOTEBOOKS")
 nb_execution_mode = os.environ.get("TEMPSCHED_NB_EXECUTION", "cache")
-# the live notebooks (05, 11) stop their views in their last cell only when run headless
+# the live notebooks (05, 09, 11, 12) stop their views in their last cell only when run headless
 os.environ.setdefault("TEMPSCHED_HEADLESS", "1")
 nb_execution_excludepatterns = ["notebooks/*"] if EXECUTED_NOTEBOOKS else []
 nb_execution_timeout = 120
