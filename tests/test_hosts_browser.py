@@ -202,10 +202,13 @@ def test_run_all_leaves_the_dashboard_live_and_every_text_readable(browser, tmp_
             dark = _wait_state(page, lambda s: s["canvasBg"] == "#1e1e1e", 10)
             assert dark["canvasBg"] == "#1e1e1e", dark
             _readable(page, "VS Code dark (body[data-vscode-theme-kind])")
-        # the stop button stops the view; its last frame replaces it, never an empty output
+        # the stop button stops the view; its last frame replaces it, never an empty output:
+        # the output itself becomes the frame's HTML (what a saved notebook then holds)
         page.locator(".tsl-dashboard .tsl-stop").click()
         stopped = _wait_state(page, lambda s: s["frames"] == 1, 20)
-        assert stopped["frames"] == 1 and stopped["dashboards"] == 1, stopped
+        assert stopped["frames"] == 1 and stopped["dashboards"] == 0, stopped
+        frame = page.locator(".jp-OutputArea-output[data-mime-type='text/html'] .tsl-lastframe")
+        assert "This view was closed" in frame.inner_text()
         assert not page.blocked, page.blocked
     finally:
         server.close()
@@ -316,5 +319,60 @@ def test_cell_by_cell_notebook_05_in_jupyterlab(browser, tmp_path):
         assert state["rows"] > 10 and state["dashboards"] == 1 and state["frames"] == 0, state
         _check_widgets(page, 1)
         assert not page.blocked, page.blocked
+    finally:
+        server.close()
+
+
+def test_a_saved_notebook_reopened_without_a_kernel_shows_the_last_frame(browser, tmp_path):
+    """Notebook 05 run, its dashboard stopped, the notebook saved (Ctrl+S); the file holds the
+    frame as HTML (no widget to load), and opened again with *No Kernel* the frame is shown,
+    never "Loading widget..." or "model not found" in its place (issue 44, item 5)."""
+    import json
+
+    server = labkit.LabServer(tmp_path)
+    saved = server.dir / "05_live_dashboard.ipynb"
+    try:
+        page = vk.new_page(browser, 1400, 1600)
+        _open(page, server, "05_live_dashboard.ipynb")
+        _run_all(page)
+        page.locator(
+            ".jp-OutputArea-output", has_text="The scenario keeps going: press"
+        ).first.wait_for(timeout=60_000)
+        page.locator(".tsl-dashboard .tsl-stop").click()
+        page.locator(".jp-OutputArea-output .tsl-lastframe").first.wait_for(timeout=30_000)
+        page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
+        page.keyboard.press("Control+s")
+        deadline = time.monotonic() + 30
+        while "tsl-lastframe" not in saved.read_text() and time.monotonic() < deadline:
+            page.wait_for_timeout(250)
+        notebook = json.loads(saved.read_text())
+        frames = [
+            o
+            for c in notebook["cells"]
+            for o in c.get("outputs", [])
+            if "tsl-lastframe" in "".join(o.get("data", {}).get("text/html", ""))
+        ]
+        assert len(frames) == 1, [c.get("outputs") for c in notebook["cells"]]
+        assert "application/vnd.jupyter.widget-view+json" not in frames[0]["data"]
+        # the same file with no kernel named in it: JupyterLab asks, the reader picks No Kernel
+        notebook["metadata"].pop("kernelspec", None)
+        notebook["metadata"].pop("language_info", None)
+        (server.dir / "reopened.ipynb").write_text(json.dumps(notebook))
+        page.close()
+        again = vk.new_page(browser, 1400, 1600)
+        # a workspace of its own: the default one would open notebook 05's tab over it
+        again.goto(server.url + "/lab/workspaces/reopen/tree/reopened.ipynb", timeout=120_000)
+        dialog = again.locator("dialog.jp-Dialog").first
+        dialog.wait_for(timeout=60_000)
+        dialog.locator("select").select_option(label="No Kernel")
+        dialog.locator(".jp-Dialog-button.jp-mod-accept").click()
+        frame = again.locator(".jp-OutputArea-output .tsl-lastframe").first
+        frame.wait_for(timeout=30_000)
+        text = frame.inner_text()
+        assert "This view was closed" in text and "heartbeat" in text, text[:500]
+        output = again.locator(".jp-OutputArea-output", has=again.locator(".tsl-lastframe"))
+        output = output.first.inner_text()
+        assert "Loading widget" not in output and "model not found" not in output
+        assert not page.blocked and not again.blocked, (page.blocked, again.blocked)
     finally:
         server.close()

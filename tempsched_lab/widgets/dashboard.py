@@ -33,7 +33,7 @@ from ._style import (
     show_scale,
     type_css,
 )
-from .lastframe import leave_last_frame
+from .lastframe import ShownOutputs, last_frame_html, leave_last_frame
 from .linkbanner import link_banner, mirror_panels
 from .liveview import LivePanel, in_marimo
 from .logview import LogPanel
@@ -175,6 +175,7 @@ class Dashboard:
         self.scheduler = scheduler
         self.source = LogSource(scheduler)
         self.closed = False
+        self.outputs = ShownOutputs()  # where it was shown: they become its last frame on close
         self.type_scale = scale
         self.panels: dict[str, Panel] = {}
         # refreshed (and written to the page) in layout order, the default panels first: a
@@ -363,6 +364,10 @@ class Dashboard:
             closed_at = ""
         old = list(self._containers())
         leave_last_frame(self.widget, snapshot, closed_at=closed_at)
+        # the outputs it was shown in hold the frame itself (a saved notebook shows it
+        # without a kernel)
+        about = self.title or _describe(self.scheduler)
+        self.outputs.freeze(last_frame_html(snapshot, closed_at=closed_at), f"<closed: {about}>")
         if self.banner is not None:
             self.banner.close()
         for panel in self.panels.values():
@@ -392,6 +397,10 @@ class Dashboard:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
+
+    def _ipython_display_(self) -> None:
+        # shown under a display id: on close() the output becomes the last frame's HTML
+        self.outputs.show(self.widget)
 
     # -- marimo: anywidgets only (it renders no ipywidgets container) ---------------------------
     def marimo(self) -> Any:

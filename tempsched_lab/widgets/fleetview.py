@@ -49,6 +49,7 @@ from ..log.kinds import Kind
 from ..plots.colors import OUTCOME_COLORS
 from ..time.scale import fmt_duration
 from ._style import off_page, on_page, resolve_scale, show_scale, type_css
+from .lastframe import ShownOutputs, last_frame_html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -328,6 +329,7 @@ class FleetView:
         self.refresh_every = refresh_every
         self.type_scale = resolve_scale(scale)
         self.closed = False
+        self.outputs = ShownOutputs()  # where it was shown: they become its last frame on close
         self.data = FleetLanes(fleet.to_frame().iloc[0:0], lanes=lanes, services=fleet.names)
         self.window: tuple[float, float] = (0.0, 1.0)
         self._whole = True  # the window follows the whole span until panned or zoomed
@@ -447,8 +449,16 @@ class FleetView:
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
 
+    def _ipython_display_(self) -> None:
+        # shown under a display id: on close() the output becomes the last frame's HTML
+        self.outputs.show(self.widget)
+
     def close(self) -> None:
-        """Stop looking for rows and close the widgets (the fleet stays open). Idempotent."""
+        """Stop looking for rows and close the widgets (the fleet stays open). Idempotent.
+
+        The outputs the view was shown in keep its last frame (static HTML: banner lines and
+        the timeline's picture, :mod:`~tempsched_lab.widgets.lastframe`), never an empty one.
+        """
         if self.closed:
             return
         self.closed = True
@@ -456,6 +466,9 @@ class FleetView:
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5)
+        from .dashboard import static_html  # dashboard.py imports this module
+
+        self.outputs.freeze(last_frame_html(static_html(self.widget)), "<closed: a fleet view>")
         for widget in [*self.buttons.values(), self.header, self.banner, self.timeline]:
             widget.close()
         self.widget.close()

@@ -8,6 +8,15 @@ last (texts, tables and pictures, :func:`~tempsched_lab.widgets.dashboard.static
 under a line that says the view is closed. Everything else is closed and
 released; the root box and the frame cost two small models.
 
+The outputs a view was shown in become that frame too, as plain HTML
+(:class:`ShownOutputs`): a view shows itself with an IPython display id, and
+when it closes, each of its outputs is updated to the frame's HTML. The
+notebook file then holds the frame itself, not a reference to a widget model,
+so a saved notebook reopened without a kernel (or read on GitHub, nbviewer, a
+docs page) shows the last frame instead of "Loading widget..." or "model not
+found" (issue 44, item 5). JupyterLab, Notebook 7, Voila and nbclient apply the
+update wherever it comes from: a later cell, a button's handler, a thread.
+
 >>> import ipywidgets as W
 >>> root = W.VBox([W.HTML("<b>12 rows</b>"), W.Button(description="pause")])
 >>> frame = leave_last_frame(root, "<b>12 rows</b>", closed_at="4.2 s")
@@ -24,10 +33,15 @@ ValueError: root=VBox(...): already shows its last frame
 from __future__ import annotations
 
 import html
+import logging
+import threading
+from typing import Any
 
 import ipywidgets as W
 
-__all__ = ["LASTFRAME_CLASS", "last_frame_html", "leave_last_frame"]
+__all__ = ["LASTFRAME_CLASS", "ShownOutputs", "last_frame_html", "leave_last_frame"]
+
+_LOG = logging.getLogger(__name__)
 
 #: The class of a last frame's HTML widget (tests and style sheets find it by it).
 LASTFRAME_CLASS = "tsl-lastframe"
@@ -62,3 +76,51 @@ def leave_last_frame(root: W.Box, snapshot: str, *, closed_at: str = "") -> W.HT
     frame.add_class(LASTFRAME_CLASS)
     root.children = (frame,)
     return frame
+
+
+class ShownOutputs:
+    """The notebook outputs a view was shown in, to be turned into its last frame on close.
+
+    A view's ``_ipython_display_`` calls :meth:`show` (the widget, under a display id);
+    its ``close()`` calls :meth:`freeze` with the frame's HTML: every output that showed the
+    view is replaced by that HTML (``text/html``, with a ``text/plain`` line for hosts that
+    show no HTML). Outside a kernel nothing is shown and nothing is frozen.
+
+    >>> outputs = ShownOutputs()
+    >>> outputs.freeze("<b>12 rows</b>", "a closed view")  # never shown: nothing to replace
+    0
+    """
+
+    def __init__(self) -> None:
+        self._handles: list[Any] = []  # IPython DisplayHandle, one per display
+        self._lock = threading.Lock()  # show() in a cell, freeze() from a button or a thread
+
+    def show(self, widget: W.Widget) -> None:
+        """Display ``widget`` in the current output, remembering its display id."""
+        from IPython.display import display
+
+        handle = display(widget, display_id=True)  # type: ignore[no-untyped-call]
+        if handle is not None:
+            with self._lock:
+                self._handles.append(handle)
+
+    def freeze(self, frame_html: str, text: str) -> int:
+        """Replace every output :meth:`show` made by ``frame_html``; return how many.
+
+        Idempotent: the outputs are forgotten once replaced. A failed update (the kernel
+        going away) is logged and skipped, never raised: closing must finish.
+        """
+        with self._lock:
+            handles, self._handles = self._handles, []
+        bundle = {
+            "text/html": f"<div class='{LASTFRAME_CLASS}'>{frame_html}</div>",
+            "text/plain": text,
+        }
+        done = 0
+        for handle in handles:
+            try:
+                handle.update(bundle, raw=True)
+                done += 1
+            except Exception as exc:  # a kernel shutting down: the widget's frame stays
+                _LOG.debug("could not replace output %s by its last frame: %s", handle, exc)
+        return done
