@@ -190,7 +190,15 @@ def test_a_service_watch_shows_a_new_dashboard_after_a_restart_with_a_new_log(
         assert "restarted with a new log" in watch.note.value
         assert watch.widget.children[1] is watch.dashboard.widget
         _until(lambda: watch.mirror.applied > 10)
+        shown: list[dict[str, str]] = []  # an output it was shown in (a display handle)
+        watch.outputs._handles.append(
+            type("Handle", (), {"update": lambda self, bundle, raw: shown.append(bundle)})()
+        )
     finally:
         watch.close()
         if again is not None:
             again.kill()
+    # closed: the output holds the last frame (the note and the dashboard as they were)
+    [bundle] = shown
+    assert "restarted with a new log" in bundle["text/html"]
+    assert "This view was closed" in bundle["text/html"] and "tsl-lastframe" in bundle["text/html"]

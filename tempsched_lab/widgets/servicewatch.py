@@ -26,7 +26,8 @@ import ipywidgets as W
 
 from ..remote import RemoteScheduler, attach
 from ..remote.link import Link
-from .dashboard import Dashboard
+from .dashboard import Dashboard, static_html
+from .lastframe import ShownOutputs
 
 if TYPE_CHECKING:
     from ..core.scheduler import Scheduler
@@ -70,6 +71,7 @@ class ServiceWatch:
         self.previous: list[RemoteScheduler] = []
         self.restarts = 0
         self.closed = False
+        self.outputs = ShownOutputs()  # where it was shown: they become its last frame on close
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._show(self._attach())
@@ -123,12 +125,17 @@ class ServiceWatch:
             self.closed = True
             dash, mirror = self.dashboard, self.mirror
         if dash is not None:
-            dash.close()
+            dash.close()  # its box in the watch's now shows its last frame
         if mirror is not None:
             mirror.close()
+        self.outputs.freeze(static_html(self.widget), f"<closed: the watch of {self.url}>")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
+
+    def _ipython_display_(self) -> None:
+        # shown under a display id: on close() the output becomes the last frame's HTML
+        self.outputs.show(self.widget)
 
     def __repr__(self) -> str:
         return f"<ServiceWatch {self.url}: {self.restarts} restarts>"
