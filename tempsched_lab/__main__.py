@@ -372,12 +372,18 @@ def tail(args: argparse.Namespace, say: Output) -> int:
 SERVE_USAGE = "tempsched-lab serve [-h] NOTEBOOK [VOILA_OPTION ...]"
 
 
+#: JupyterLab extensions a Voila page of ``serve`` does not load (see :func:`voila_command`).
+VOILA_SKIPS = ["@jupyter-notebook/lab-extension"]
+
+
 def voila_command(notebook: Path, options: list[str]) -> tuple[list[str], dict[str, str]]:
     """The Voila command line and environment that :func:`serve` runs.
 
     >>> cmd, env = voila_command(Path("notebooks/05_live_dashboard.ipynb"), ["--port=8866"])
     >>> cmd[1:5], cmd[-1]
     (['-m', 'voila', 'notebooks/05_live_dashboard.ipynb', '--template=tempsched'], '--port=8866')
+    >>> [o for o in cmd if "denylist" in o]
+    ["--VoilaConfiguration.extension_denylist=['@jupyter-notebook/lab-extension']"]
     >>> Path(env["JUPYTER_PATH"].split(os.pathsep)[0]).name
     'voila_template'
     """
@@ -400,8 +406,17 @@ def voila_command(notebook: Path, options: list[str]) -> tuple[list[str], dict[s
         if any("progressive_rendering" in o for o in options)
         else ["--VoilaConfiguration.progressive_rendering=True"]
     )
+    # Notebook 7's JupyterLab extension (installed with `notebook`, the notebooks extra) fails
+    # to load in Voila 0.5's page ("The getter for the shared module is not a function",
+    # @jupyterlab/docregistry) and adds nothing a Voila page shows: Voila is told to skip it
+    skip = (
+        []
+        if any("extension_denylist" in o or "extension_allowlist" in o for o in options)
+        else [f"--VoilaConfiguration.extension_denylist={VOILA_SKIPS!r}"]
+    )
     command = [
-        sys.executable, "-m", "voila", str(notebook), "--template=tempsched", *ip, *progressive
+        sys.executable, "-m", "voila", str(notebook), "--template=tempsched", *ip, *progressive,
+        *skip,
     ]  # fmt: skip
     return [*command, *options], env
 
