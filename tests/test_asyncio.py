@@ -638,3 +638,70 @@ def test_inside_a_jupyter_kernel_the_loop_is_the_kernels():
     assert "dropped: []" in text
     errors = [out for out in outputs if out.output_type == "error" or out.get("name") == "stderr"]
     assert not errors, errors  # no "coroutine was never awaited", no traceback
+
+
+def test_a_loop_closed_before_it_started_a_coroutine_run_leaves_nothing_never_awaited():
+    """The scheduler's loop closed after the run was handed to it, before the loop ran it: the
+    run ends failed (CancelledError, named), its coroutine is closed (no "never awaited"
+    warning at collection), and shutdown does not wait for it."""
+    import asyncio
+    import gc
+    import warnings
+
+    loop = asyncio.new_event_loop()  # open, not running: the hand-over only queues the run
+    started: list[str] = []
+
+    async def action():
+        started.append("ran")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clock = VirtualClock()
+        s = Scheduler(clock, loop=loop, executor="inline")
+        s.schedule(action, at=1.0)
+        clock.advance(1.0)
+        for _ in range(500):  # the run handed to the loop (its start row), at most 5 s
+            if (s.log.to_frame()["kind"] == "start").any():
+                break
+            time.sleep(0.01)
+        loop.close()  # the queued start never runs
+        s.shutdown(wait=True, timeout=10)
+        frame = s.log.to_frame()
+        del action
+        gc.collect()
+    ended = frame[frame["kind"] == "error"]
+    assert started == [] and len(ended) == 1
+    assert "closed while this run was awaiting" in str(ended["error"].iloc[0])
+    never = [w for w in caught if "never awaited" in str(w.message)]
+    assert never == [], [str(w.message) for w in never]
+
+
+def test_a_loop_closed_between_the_check_and_the_hand_over_runs_the_coroutine_here(monkeypatch):
+    """The loop closes just as the run is handed over (run_coroutine_threadsafe raises): the
+    coroutine runs in this thread with asyncio.run, as for a scheduler without a loop."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    real = asyncio.run_coroutine_threadsafe
+
+    def closing_first(coro, target):
+        target.close()
+        return real(coro, target)
+
+    monkeypatch.setattr(asyncio, "run_coroutine_threadsafe", closing_first)
+    ran: list[int] = []
+
+    async def action():
+        ran.append(1)
+        return "done"
+
+    clock = VirtualClock()
+    s = Scheduler(clock, loop=loop, executor="inline")
+    s.schedule(action, at=1.0)
+    clock.run_until_idle()
+    s.shutdown(wait=True, timeout=10)
+    frame = s.log.to_frame()
+    assert ran == [1]
+    assert frame["kind"].isin(["finish", "error"]).sum() == 1
+    assert (frame["kind"] == "finish").sum() == 1  # ended well, with its result
+    assert frame.loc[frame["kind"] == "finish", "result"].tolist() == ["str"]  # its type

@@ -15,12 +15,15 @@ run of inline tasks) is recorded, then re-raised to stop the run there.
 from __future__ import annotations
 
 import contextvars
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .task import Task
+
+_LOG = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import asyncio
@@ -80,7 +83,11 @@ class Runner:
     def __init__(self, host: RunHost) -> None:
         self._host = host
         #: coroutine runs in flight on an event loop: their future -> (task, due, start, loop)
-        self._awaiting: dict[Any, tuple[Task, float, float, asyncio.AbstractEventLoop]] = {}
+        # each run awaiting on a loop: its task, due, start, loop and (wrapper, the action's
+        # awaitable), closed if the loop closes before they end
+        self._awaiting: dict[
+            Any, tuple[Task, float, float, asyncio.AbstractEventLoop, tuple[Any, Any]]
+        ] = {}
 
     @property
     def token(self) -> int:
@@ -129,13 +136,7 @@ class Runner:
         loop = host.loop
         token = host.token
         if loop is None or loop.is_closed():
-            try:
-                result = asyncio.run(_awaited(awaitable, token))
-            except BaseException as exc:
-                host.run_ended(task, due, started, None, exc)
-            else:
-                host.run_ended(task, due, started, result, None)
-            return None
+            return self._await_here(task, due, started, awaitable)
 
         awaiting = self._awaiting
 
@@ -149,13 +150,31 @@ class Runner:
                 exc, result = inner, None
             host.run_ended(task, due, started, result, exc)
 
+        wrapper = _awaited(awaitable, token)
         if _loop_of_this_thread() is loop:  # a loop-driven clock runs us on the loop itself
-            in_flight: Any = loop.create_task(_awaited(awaitable, token))
+            in_flight: Any = loop.create_task(wrapper)
         else:
-            in_flight = asyncio.run_coroutine_threadsafe(_awaited(awaitable, token), loop)
-        awaiting[in_flight] = (task, due, started, loop)  # before its end can be reported
+            try:
+                in_flight = asyncio.run_coroutine_threadsafe(wrapper, loop)
+            except RuntimeError:  # the loop was closed since the check above: run it here
+                wrapper.close()  # never started: nothing to warn about
+                return self._await_here(task, due, started, awaitable)
+        # before its end can be reported
+        awaiting[in_flight] = (task, due, started, loop, (wrapper, awaitable))
         in_flight.add_done_callback(done)
         return in_flight
+
+    def _await_here(self, task: Task, due: float, started: float, awaitable: Any) -> None:
+        """A coroutine action whose scheduler has no open loop: ``asyncio.run`` in this thread."""
+        import asyncio
+
+        host = self._host
+        try:
+            result = asyncio.run(_awaited(awaitable, host.token))
+        except BaseException as exc:
+            host.run_ended(task, due, started, None, exc)
+        else:
+            host.run_ended(task, due, started, result, None)
 
     def abandon_closed_loops(self) -> int:
         """End every coroutine run whose event loop was closed under it; returns how many.
@@ -169,8 +188,17 @@ class Runner:
         import asyncio
 
         ended = 0
-        for fut, (task, due, started, loop) in list(self._awaiting.items()):
+        for fut, (task, due, started, loop, coroutines) in list(self._awaiting.items()):
             if loop.is_closed() and self._awaiting.pop(fut, None) is not None:
+                # a closed loop never runs them: closed here, they finish their ``finally``
+                # blocks if they had started, and none is left "never awaited"
+                for coroutine in coroutines:
+                    close = getattr(coroutine, "close", None)
+                    if close is not None:
+                        try:
+                            close()
+                        except Exception as exc:  # its own finally failed: still ended below
+                            _LOG.debug("closing %r: %s", coroutine, exc)
                 error = asyncio.CancelledError(
                     f"the event loop {loop!r} was closed while this run was awaiting on it"
                 )
