@@ -206,7 +206,12 @@ def test_clicks_reach_every_panel_from_one_moment(browser, dashboard_server):
     second = vk.click_and_wait(page, "button.tsl-schedule")  # the very same request again
     assert "duplicate" in second["result"] and f"existing task #{task}" in second["result"]
     third = vk.click_and_wait(page, "button.tsl-cancel")  # cancels it by the ID put in the box
-    assert f"cancel #{task}: cancelled" in third["result"]
+    if f"cancel #{task}: already_done" in third["result"]:
+        # a loaded machine took the 5 s to the task's time over the clicks: it ran first, and
+        # the answer must say so truly (the log holds its run and the refused cancel)
+        assert "already ran" in third["result"] and "clicked" in third["log"], third
+    else:
+        assert f"cancel #{task}: cancelled" in third["result"], third
     assert "clicked" not in third["queue"] and "cancel" in third["log"]
     for outcome in (first, second, third):
         assert set(outcome["stamps"]) == PANELS
