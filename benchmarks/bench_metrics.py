@@ -2,18 +2,23 @@
 
 Usage::
 
-    python benchmarks/bench_metrics.py [--rounds 10] [--every 0.25] [--json out.json]
+    python benchmarks/bench_metrics.py [--rounds 10] [--every 0.25] [--seconds 4] [--json out.json]
 
-* ``throughput``: a served scheduler in a second process (127.0.0.1); in it, bursts of
-  65,536 ``schedule()`` calls (log on), with no scraper, then with a scraper in this
-  process asking ``/v1/metrics`` every ``--every`` seconds during the burst (0.25 s: 60
-  times Prometheus's default interval of 15 s, a worst case), in ABBA order over
-  ``--rounds``; the median of each side and of the rounds' ratios, and the share of the
-  service's CPU time its other threads (the compactor, the server, the scrapes) took in
-  the bursts (a figure the machine's load moves less than the rates);
+* ``throughput``: each burst in a fresh served scheduler, a second process (127.0.0.1): it
+  calls ``schedule()`` (log on, tasks an hour away) for ``--seconds`` of wall time, with no
+  scraper, or with a scraper in this process asking ``/v1/metrics`` every ``--every``
+  seconds from a random phase (``--seconds`` a multiple of ``--every``: every scraped burst
+  is scraped ``seconds / every`` times, each scrape counting the rows since the one before);
+  ABBA over ``--rounds`` (round r: not scraped first if r is even). Both sides make one
+  request before the burst (the imports and the first count: a service pays them once).
+  Reported: the median of each side's rate and of the rounds' ratios, CPU a call (the
+  scheduler's thread, the whole process: the figure the machine's load moves less than a
+  rate) and the share of the service's CPU its other threads (the compactor, the server,
+  the scrapes) took. 0.25 s is 60 times Prometheus's default interval of 15 s, a worst case;
+  ``--every 15 --seconds 15``: one scrape a burst, as Prometheus would;
 * ``per_row``: in this process, one :class:`~tempsched_lab.serve.metrics.LogCounts` update
-  over a 200,000-row log held in memory (numpy columns), and over the same rows read as
-  row objects (the path of rows that are only on disk): microseconds a row.
+  over a 200,000-row log held in memory (compacted), and over the same rows read as row
+  objects (the path of rows that are only on disk): microseconds a row.
 
 Timings are taken on the shared 2-core machine under the load of other work: labelled so.
 """
@@ -24,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -47,76 +53,110 @@ def noop(): return None
 s = Scheduler()
 with serve(s, token=sys.argv[1]) as server:
     print(server.url, flush=True)
-    for line in sys.stdin:
-        n = int(line)
-        s.log.flush()  # the last round's chunk compacted: not on this round's time
-        gc.collect()
-        print("go", flush=True)
-        began, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
-        for i in range(n):
-            s.schedule(noop, delay=3600.0 + i * 1e-3)
-        rate = n / (time.perf_counter() - began)
-        cpu, own = time.process_time() - cpu, time.thread_time() - own
-        print(rate, (cpu - own) / cpu, own / n, cpu / n, flush=True)
+    seconds = float(sys.stdin.readline())
+    gc.collect()
+    print("go", flush=True)
+    began, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
+    end, n, delay = began + seconds, 0, 3600.0
+    while time.perf_counter() < end:
+        for _ in range(1024):
+            s.schedule(noop, delay=delay)
+            delay += 1e-3
+        n += 1024
+    rate = n / (time.perf_counter() - began)
+    cpu, own = time.process_time() - cpu, time.thread_time() - own
+    print(rate, (cpu - own) / cpu, own / n, cpu / n, n, flush=True)
+    sys.stdin.readline()
 s.shutdown(wait=False)
 """
 
 
 def _scrape(url: str, stop: threading.Event, every: float, out: list[float]) -> None:
-    """Ask ``PATH[0]`` every ``every`` s until ``stop`` (``--path /v1/moment``: the same
-    requests without the metrics, to tell the server's cost from the counting's)."""
+    """Ask ``PATH[0]`` every ``every`` s from a random phase until ``stop`` (``--path
+    /v1/moment``: other requests, to tell the server's cost from the metrics')."""
     import httpx
 
     headers = {"Authorization": f"Bearer {TOKEN}"}
     with httpx.Client(timeout=60.0) as client:
-        while not stop.is_set():
+        due = time.perf_counter() + random.uniform(0.0, every)
+        while not stop.wait(max(0.0, due - time.perf_counter())):
             began = time.perf_counter()
             response = client.get(url + PATH[0], headers=headers)
             assert response.status_code == 200, response.text
             out.append(time.perf_counter() - began)
-            stop.wait(every)
+            due += every
 
 
-def part_throughput(rounds: int, every: float, n: int = 65_536) -> dict[str, Any]:
+def _bursts(seconds: float, every: float, scraped: list[bool], scrapes: list[float]) -> list[Any]:
+    """One burst in each of ``len(scraped)`` fresh services at the same time (the load of the
+    machine the same for all), those marked scraped every ``every`` s: for each, [rate, other
+    threads' CPU share, thread CPU a call, process CPU a call, calls]."""
+    import httpx
+
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    process = subprocess.Popen(
-        [sys.executable, "-c", _SERVICE, TOKEN],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert process.stdin is not None and process.stdout is not None
-    url = process.stdout.readline().strip()
-    alone: list[float] = []
-    scraped: list[float] = []
-    scrapes: list[float] = []
-    others: dict[bool, list[float]] = {False: [], True: []}
-    own_us: dict[bool, list[float]] = {False: [], True: []}  # the scheduler thread's CPU a call
-    cpu_us: dict[bool, list[float]] = {False: [], True: []}  # the whole process's CPU a call
-    for round_ in range(rounds):
-        # ABBA: the queue grows by n tasks each burst, so a fixed order would favour one side
-        for with_scraper in (False, True) if round_ % 2 == 0 else (True, False):
-            process.stdin.write(f"{n}\n")
-            process.stdin.flush()
-            assert process.stdout.readline().strip() == "go"
-            stop = threading.Event()
-            scraper = None
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SERVICE, TOKEN],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in scraped
+    ]
+    stop = threading.Event()
+    scrapers = []
+    try:
+        urls = []
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        for process in processes:
+            assert process.stdin is not None and process.stdout is not None
+            urls.append(process.stdout.readline().strip())
+            assert httpx.get(urls[-1] + PATH[0], headers=headers, timeout=60).status_code == 200
+        for process in processes:
+            process.stdin.write(f"{seconds}\n")  # type: ignore[union-attr]
+            process.stdin.flush()  # type: ignore[union-attr]
+        for process, url, with_scraper in zip(processes, urls, scraped, strict=True):
+            assert process.stdout.readline().strip() == "go"  # type: ignore[union-attr]
             if with_scraper:
-                scraper = threading.Thread(target=_scrape, args=(url, stop, every, scrapes))
-                scraper.start()
-            rate, other, own, cpu = (float(w) for w in process.stdout.readline().split())
-            others[with_scraper].append(other)
-            own_us[with_scraper].append(own * 1e6)
-            cpu_us[with_scraper].append(cpu * 1e6)
-            stop.set()
-            if scraper is not None:
-                scraper.join(60)
-            (scraped if with_scraper else alone).append(rate)
-    process.kill()  # (its shutdown would drop the pending tasks, row by row: not measured)
-    process.wait(30)
+                scrapers.append(threading.Thread(target=_scrape, args=(url, stop, every, scrapes)))
+                scrapers[-1].start()
+        return [
+            [float(w) for w in process.stdout.readline().split()]  # type: ignore[union-attr]
+            for process in processes
+        ]
+    finally:
+        stop.set()
+        for scraper in scrapers:
+            scraper.join(60)
+        for process in processes:
+            process.kill()  # (its shutdown would drop the pending tasks one by one)
+            process.wait(30)
+
+
+def part_throughput(
+    rounds: int, every: float, seconds: float, together: bool = False
+) -> dict[str, Any]:
+    sides: dict[bool, list[list[float]]] = {False: [], True: []}
+    scrapes: list[float] = []
+    for round_ in range(rounds):
+        order = [False, True] if round_ % 2 == 0 else [True, False]
+        if together:  # both services at once: the same load on both
+            for with_scraper, got in zip(
+                order, _bursts(seconds, every, order, scrapes), strict=True
+            ):
+                sides[with_scraper].append(got)
+            continue
+        for with_scraper in order:
+            sides[with_scraper].append(_bursts(seconds, every, [with_scraper], scrapes)[0])
+    alone = [g[0] for g in sides[False]]
+    scraped = [g[0] for g in sides[True]]
+    others = {k: [g[1] for g in v] for k, v in sides.items()}
+    own_us = {k: [g[2] * 1e6 for g in v] for k, v in sides.items()}
+    cpu_us = {k: [g[3] * 1e6 for g in v] for k, v in sides.items()}
     a, w = statistics.median(alone), statistics.median(scraped)
     pairs = [w_ / a_ for a_, w_ in zip(alone, scraped, strict=True)]
+    cpu_pairs = [a_ / w_ for a_, w_ in zip(cpu_us[False], cpu_us[True], strict=True)]
     print(
         f"throughput: schedule() {a:,.0f}/s not scraped, {w:,.0f}/s scraped every {every} s "
         f"({PATH[0]}; {w / a:.3f}; median of the rounds' ratios {statistics.median(pairs):.3f}); "
@@ -129,16 +169,24 @@ def part_throughput(rounds: int, every: float, n: int = 65_536) -> dict[str, Any
     print(
         f"CPU a call (medians): the scheduler's thread {own_a:.2f} us not scraped, {own_w:.2f} us "
         f"scraped ({own_a / own_w:.3f}); the whole process {cpu_a:.2f} us and {cpu_w:.2f} us "
-        f"({cpu_a / cpu_w:.3f}: the throughput a CPU-bound service keeps)"
+        f"({cpu_a / cpu_w:.3f}: the throughput a CPU-bound service keeps; median of the rounds' "
+        f"ratios {statistics.median(cpu_pairs):.3f})"
     )
     return {
-        "n": n,
+        "together": together,
+        "seconds": seconds,
         "every": every,
         "alone": alone,
         "scraped": scraped,
         "ratio": w / a,
         "pair_ratios": pairs,
+        "process_cpu_ratio": cpu_a / cpu_w,
+        "process_cpu_pair_ratios": cpu_pairs,
         "scrape_s": scrapes,
+        "calls": {
+            "scraped": [g[4] for g in sides[True]],
+            "not_scraped": [g[4] for g in sides[False]],
+        },
         "other_threads_cpu_share": {"scraped": others[True], "not_scraped": others[False]},
         "thread_cpu_us_per_call": {"scraped": own_us[True], "not_scraped": own_us[False]},
         "process_cpu_us_per_call": {"scraped": cpu_us[True], "not_scraped": cpu_us[False]},
@@ -172,7 +220,7 @@ def part_per_row(rows: int = 200_000) -> dict[str, Any]:
     counting = (time.perf_counter() - began) / n
     assert by_rows.kinds == counts.kinds
     print(
-        f"per row: {columns * 1e6:.3f} us counted from memory's columns ({n:,} rows); "
+        f"per row: {columns * 1e6:.3f} us counted where memory holds it ({n:,} rows, compacted); "
         f"{counting * 1e6:.3f} us counting row objects (their reading not included)"
     )
     return {"rows": n, "columns_us": columns * 1e6, "row_objects_us": counting * 1e6}
@@ -182,6 +230,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--every", type=float, default=0.25)
+    parser.add_argument("--seconds", type=float, default=4.0, help="a burst's length")
+    parser.add_argument(
+        "--together", action="store_true", help="both sides at once, in two services"
+    )
     parser.add_argument("--parts", default="per_row,throughput")
     parser.add_argument("--path", default="/v1/metrics", help="the route the scraper asks")
     parser.add_argument("--json", type=Path, default=None)
@@ -196,7 +248,9 @@ def main() -> None:
         if part == "per_row":
             results["per_row"] = part_per_row()
         elif part == "throughput":
-            results["throughput"] = part_throughput(args.rounds, args.every)
+            results["throughput"] = part_throughput(
+                args.rounds, args.every, args.seconds, args.together
+            )
         else:
             raise SystemExit(f"--parts: unknown part {part!r}")
     results["loadavg_after"] = os.getloadavg()
