@@ -23,6 +23,10 @@ background thread; each workload waits for it at its end, so its instructions co
 whenever N is large enough to fill a chunk (at the default N = 5,000 too, since issue
 35: a comparison with an older checkout counts compaction on one side only; see ``--n``).
 
+Every workload starts after its modules are imported and one full collection of the
+garbage collector (see ``_SETTLE``): counts then repeat to within a few instructions a
+call from one process to the next, the compactor thread's share included.
+
 Needs ``valgrind`` (Debian: ``apt-get install valgrind``) and the ``bench`` extra.
 """
 
@@ -344,6 +348,37 @@ PART_DIFFS: list[tuple[str, str, str]] = [
 ]  # fmt: skip
 
 _PRELUDE = "import sys\nN = int(sys.argv[1])\ndef noop(*args, **kwargs):\n    return None\n"
+# Before the workload runs: its modules imported and one full collection (``gc.collect()``),
+# so that every count starts from the same collector state: the young generations empty and
+# the imports' objects all in the oldest one, which then sets how often a full collection
+# comes (when the objects promoted since grow past a quarter of it). Callgrind, n = 5,000,
+# three processes each (load ~1.5): ``schedule()`` log on 29,169 / 29,169 / 29,169 and log
+# off 21,066-21,070 with it; 29,037-29,064 and 21,015-21,016 without (a spread of 27 where
+# a session had seen ~250, from where the compactor thread's allocations fell). Not
+# ``gc.freeze()`` as well: it takes the imports out of that quarter, so full collections
+# come every quarter of the *workload's* objects, which no process importing the package,
+# let alone a notebook's kernel, sees: log on 30,435 and log off 22,233 (+1,266 and
+# +1,167; spread 3). Both sides of ``--before`` run the same prelude (issue 40).
+_SETTLE = "import gc\ngc.collect()\n"
+#: ``--no-collector``: the same, then the collector off, to count a change's own
+#: instructions. With it on, when full collections fall moves with the number of objects
+#: allocated, so a change that allocates a few objects fewer can count a few hundred
+#: instructions a call *more* (issue 40: a cheaper compaction of the first chunk, -420
+#: instructions a row compacted, counted +260 a ``schedule()`` call with the collector on).
+_SETTLE_NO_COLLECTOR = _SETTLE + "gc.disable()\n"
+_IMPORTED = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_][\w]*)", re.MULTILINE)
+
+
+def _script(code: str) -> str:
+    """The file callgrind runs: the prelude, the workload's top-level packages imported (each
+    that exists; a checkout may lack one), one full collection, the workload, the epilogue."""
+    warm = "".join(
+        f"try:\n    import {name}\nexcept ImportError:\n    pass\n"
+        for name in dict.fromkeys(_IMPORTED.findall(code))
+    )
+    return _PRELUDE + warm + _SETTLE + code + _EPILOGUE
+
+
 # The log's compactor thread must finish inside the count (else what it did depends on timing).
 _EPILOGUE = (
     "\nif 'tempsched_lab' in sys.modules:\n"
@@ -399,7 +434,7 @@ def count(code: str, n: int, path: str | None = None) -> int:
     """Instructions (callgrind's Ir) of a fresh interpreter running ``code`` with N=n."""
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "workload.py"
-        script.write_text(_PRELUDE + code + _EPILOGUE)
+        script.write_text(_script(code))
         out = Path(tmp) / "callgrind.out"
         proc = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
@@ -512,6 +547,11 @@ def main(argv: list[str] | None = None) -> int:
         "--before", help="compare every ours_* workload with the checkout in this directory"
     )
     parser.add_argument(
+        "--no-collector",
+        action="store_true",
+        help="count with the garbage collector off (a change's own instructions)",
+    )
+    parser.add_argument(
         "--parts", action="store_true", help="also count the parts of an operation (PARTS)"
     )
     parser.add_argument(
@@ -521,6 +561,9 @@ def main(argv: list[str] | None = None) -> int:
         "--before-json", help="with --before: reuse the older checkout's counts (--path --json)"
     )
     args = parser.parse_args(argv)
+    if args.no_collector:
+        global _SETTLE
+        _SETTLE = _SETTLE_NO_COLLECTOR
     if args.parts:
         WORKLOADS.update(PARTS)
     names = list(WORKLOADS)

@@ -75,7 +75,11 @@ class SortedDictQueue(TimerQueue):
     def __init__(self) -> None:
         super().__init__()
         self._head_time: float | None = None
-        self._head: TimePoint = TimePoint()
+        #: the tasks at the head time (empty: none), in insertion order; read-only outside
+        #: this class: the recorder takes ``len()`` of it in place of :meth:`head_size`, one
+        #: Python call fewer per ``schedule`` row (log on 29,361 -> 29,169 instructions a
+        #: call; callgrind, ``benchmarks/instructions.py``, n = 5,000)
+        self.head_tasks: TimePoint = TimePoint()
         #: later time points: due -> the lone task due then, or a TimePoint of 2+
         self._later: dict[float, Task | TimePoint] = {}
         self._times = _Times()  # the keys of _later, sorted, but for those in _unsorted
@@ -86,15 +90,15 @@ class SortedDictQueue(TimerQueue):
         head = self._head_time
         if head is None:
             self._head_time = due
-            self._head = TimePoint((task,))
+            self.head_tasks = TimePoint((task,))
         elif due < head:
-            head_tasks = self._head
+            head_tasks = self.head_tasks
             self._later[head] = head_tasks if len(head_tasks) > 1 else head_tasks[0]
             self._unsorted.append(head)
             self._head_time = due
-            self._head = TimePoint((task,))
+            self.head_tasks = TimePoint((task,))
         elif due == head:
-            self._head.add(task)
+            self.head_tasks.add(task)
         else:
             later = self._later
             point = later.get(due)
@@ -124,8 +128,8 @@ class SortedDictQueue(TimerQueue):
     def _discard(self, task: Task) -> None:
         due = task.due
         if due == self._head_time:
-            self._head.discard(task)
-            if not self._head:
+            self.head_tasks.discard(task)
+            if not self.head_tasks:
                 self._promote()
             return
         point = self._later[due]
@@ -144,13 +148,13 @@ class SortedDictQueue(TimerQueue):
             due = self._times.pop(0)
             self._head_time = due
             point = self._later.pop(due)
-            self._head = point if isinstance(point, TimePoint) else TimePoint((point,))
+            self.head_tasks = point if isinstance(point, TimePoint) else TimePoint((point,))
         else:
-            self._head_time, self._head = None, TimePoint()
+            self._head_time, self.head_tasks = None, TimePoint()
 
     def point_at(self, due: float) -> Task | TimePoint | None:
         if due == self._head_time:
-            return self._head
+            return self.head_tasks
         return self._later.get(due)
 
     def head_time(self) -> float | None:
@@ -160,7 +164,7 @@ class SortedDictQueue(TimerQueue):
         return self._head_time
 
     def head_size(self) -> int:
-        return len(self._head)
+        return len(self.head_tasks)
 
     def pop_due(self, now: float) -> list[DueGroup]:
         due = self._head_time
@@ -169,7 +173,7 @@ class SortedDictQueue(TimerQueue):
         groups: list[DueGroup] = []
         index = self.index
         while True:
-            tasks = tuple(self._head)
+            tasks = tuple(self.head_tasks)
             for task in tasks:
                 del index[task.id]
             # tuple.__new__ skips the named tuple's Python-level __new__ (saves ~1,100 of
@@ -182,7 +186,7 @@ class SortedDictQueue(TimerQueue):
 
     def points(self) -> Iterator[tuple[float, TimePoint]]:
         if self._head_time is not None:
-            yield self._head_time, self._head
+            yield self._head_time, self.head_tasks
         later = self._later
         for t in list(self._sorted_times()):
             yield t, as_point(later[t])  # type: ignore[misc]
@@ -190,7 +194,7 @@ class SortedDictQueue(TimerQueue):
     def picture(self) -> dict[str, Any]:
         return {
             "head_time": self._head_time,
-            "head": [task.id for task in self._head],
+            "head": [task.id for task in self.head_tasks],
             "time_points": [(t, [task.id for task in tp]) for t, tp in self.points()][
                 1 if self._head_time is not None else 0 :
             ],
@@ -198,10 +202,10 @@ class SortedDictQueue(TimerQueue):
 
     def check_invariants(self) -> None:
         if self._head_time is None:
-            if self._head or self._later or self._times or self._unsorted:
+            if self.head_tasks or self._later or self._times or self._unsorted:
                 raise InvariantError("no head time but tasks are stored")
         else:
-            if not self._head:
+            if not self.head_tasks:
                 raise InvariantError("head time set but the head list is empty")
             if self._later and min(self._later) <= self._head_time:
                 raise InvariantError("a queued time point is not later than the head")
@@ -210,7 +214,7 @@ class SortedDictQueue(TimerQueue):
         if sorted(self._later) != sorted([*self._times, *self._unsorted]):
             raise InvariantError("the sorted times and the time points disagree")
         # the stored points, read without merging the unsorted times (points() would merge)
-        points = [] if self._head_time is None else [(self._head_time, self._head)]
+        points = [] if self._head_time is None else [(self._head_time, self.head_tasks)]
         for t, point in self._later.items():
             points.append((t, point if isinstance(point, TimePoint) else TimePoint((point,))))
         for t, tp in points:
