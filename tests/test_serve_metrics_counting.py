@@ -123,7 +123,8 @@ def test_counted_while_recorded_ends_equal_to_the_whole_logs_count() -> None:
     s = Scheduler(VirtualClock())
     counts = LogCounts(LogReader(s.log))
     done = threading.Event()
-    updates = 0
+    counted_midway = threading.Event()  # (the writer waits for it: never for a time)
+    midway = 0
 
     def write() -> None:
         try:
@@ -133,17 +134,20 @@ def test_counted_while_recorded_ends_equal_to_the_whole_logs_count() -> None:
                     s.cancel(task)
                 if i % 500 == 499:
                     s.clock.advance(5.0)  # dispatch, start, finish, error rows
+                if i == 8_000:  # half-way: a count has happened while rows were coming
+                    assert counted_midway.wait(60.0)
         finally:
             done.set()
 
     writer = threading.Thread(target=write)
     writer.start()
     while not done.is_set():
-        counts.update()
-        updates += 1
+        if counts.update() and not counted_midway.is_set():
+            midway = counts.cursor
+            counted_midway.set()
     writer.join()
     counts.update()
-    assert counts.cursor == s.log.next_seq > 4 * 4_096 and updates > 1
+    assert 0 < midway < counts.cursor == s.log.next_seq > 4 * 4_096
     whole = LogCounts(LogReader(s.log))
     whole.update()
     assert _state(counts) == _state(whole)

@@ -117,7 +117,7 @@ class LogCounts:
         chunk from its per-kind arrays (:class:`~tempsched_lab.log.columns.Compact`), a
         chunk the compactor has not reached and the open chunk from their flat lists
         (:class:`~tempsched_lab.log.rows.FlatRows`): C-level counts and slices per kind,
-        ~20 instructions a row (``benchmarks/metrics_instructions.py``). Older rows (a
+        14-48 instructions a row (``benchmarks/metrics_instructions.py``). Older rows (a
         restarted service's earlier runs, a bounded log's spilled rows) are counted as
         the feed reads them (from their segments, ~12 us a row), or as a gap. The first
         step is always taken, so that every update moves on whatever the budget.
