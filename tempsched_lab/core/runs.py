@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -193,10 +193,9 @@ class Runner:
                 # a closed loop never runs them: closed here, they finish their ``finally``
                 # blocks if they had started, and none is left "never awaited"
                 for coroutine in coroutines:
-                    close = getattr(coroutine, "close", None)
-                    if close is not None:
+                    if isinstance(coroutine, Coroutine):  # a Future has nothing to close
                         try:
-                            close()
+                            coroutine.close()
                         except Exception as exc:  # its own finally failed: still ended below
                             _LOG.debug("closing %r: %s", coroutine, exc)
                 error = asyncio.CancelledError(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import html
 import logging
 import os
@@ -20,7 +19,7 @@ from . import figures as _figures  # noqa: F401
 from . import history as _history  # noqa: F401
 from . import queue as _queue  # noqa: F401
 from . import teaching as _teaching  # noqa: F401
-from ._base import Panel, png_size
+from ._base import Panel
 from ._style import (
     PROJECTOR,
     PROJECTOR_CLASS,
@@ -33,7 +32,7 @@ from ._style import (
     show_scale,
     type_css,
 )
-from .lastframe import ShownOutputs, last_frame_html, leave_last_frame
+from .lastframe import ShownOutputs, last_frame_html, leave_last_frame, static_html
 from .linkbanner import link_banner, mirror_panels
 from .liveview import LivePanel, in_marimo
 from .logview import LogPanel
@@ -519,44 +518,6 @@ def _describe(scheduler: Scheduler) -> str:
 
 
 # -- static export ---------------------------------------------------------------------------
-
-
-def static_html(widget: W.Widget) -> str:
-    """Plain HTML of a widget tree's outputs: HTML and label texts, images inlined as PNG.
-
-    Inputs (buttons, sliders, text fields) are left out. Used as the
-    no-JavaScript part of :meth:`Dashboard.to_html`.
-
-    >>> box = W.VBox([W.HTML("<b>hi</b>"), W.Button(description="x"), W.Label("a<b")])
-    >>> static_html(box)
-    "<div style='display:flex;flex-direction:column;gap:6px'><div><b>hi</b></div><div>a&lt;b</div></div>"
-    """  # noqa: E501
-    if getattr(widget.layout, "display", None) == "none":
-        return ""
-    if isinstance(widget, (W.HTML, W.HTMLMath)):
-        return f"<div>{widget.value}</div>"
-    if isinstance(widget, W.Label):
-        return f"<div>{html.escape(widget.value)}</div>"
-    if isinstance(widget, W.Image):
-        if not widget.value:
-            return ""
-        data = base64.b64encode(widget.value).decode("ascii")
-        # at its own pixel size (a flex column would stretch it: its type would grow with it)
-        try:
-            width = f"width:{png_size(bytes(widget.value))[0]}px;"
-        except ValueError:
-            width = ""
-        return (
-            f"<img style='{width}max-width:100%;height:auto;align-self:flex-start' "
-            f"src='data:image/{widget.format};base64,{data}'>"
-        )
-    if isinstance(widget, W.Box):
-        direction = "row;flex-wrap:wrap" if isinstance(widget, W.HBox) else "column"
-        inner = "".join(static_html(child) for child in widget.children)
-        if not inner:
-            return ""
-        return f"<div style='display:flex;flex-direction:{direction};gap:6px'>{inner}</div>"
-    return ""
 
 
 # A plain page: the static copy alone, nothing fetched (to_html(..., widgets=False)).

@@ -49,7 +49,7 @@ from ..log.kinds import Kind
 from ..plots.colors import OUTCOME_COLORS
 from ..time.scale import fmt_duration
 from ._style import off_page, on_page, resolve_scale, show_scale, type_css
-from .lastframe import ShownOutputs, last_frame_html
+from .lastframe import ShownOutputs, last_frame_html, static_html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -466,8 +466,6 @@ class FleetView:
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5)
-        from .dashboard import static_html  # dashboard.py imports this module
-
         self.outputs.freeze(last_frame_html(static_html(self.widget)), "<closed: a fleet view>")
         for widget in [*self.buttons.values(), self.header, self.banner, self.timeline]:
             widget.close()

@@ -32,6 +32,7 @@ ValueError: root=VBox(...): already shows its last frame
 
 from __future__ import annotations
 
+import base64
 import html
 import logging
 import threading
@@ -39,7 +40,15 @@ from typing import Any
 
 import ipywidgets as W
 
-__all__ = ["LASTFRAME_CLASS", "ShownOutputs", "last_frame_html", "leave_last_frame"]
+from ._base import png_size
+
+__all__ = [
+    "LASTFRAME_CLASS",
+    "ShownOutputs",
+    "last_frame_html",
+    "leave_last_frame",
+    "static_html",
+]
 
 _LOG = logging.getLogger(__name__)
 
@@ -124,3 +133,41 @@ class ShownOutputs:
             except Exception as exc:  # a kernel shutting down: the widget's frame stays
                 _LOG.debug("could not replace output %s by its last frame: %s", handle, exc)
         return done
+
+
+def static_html(widget: W.Widget) -> str:
+    """Plain HTML of a widget tree's outputs: HTML and label texts, images inlined as PNG.
+
+    Inputs (buttons, sliders, text fields) are left out. Used as the
+    no-JavaScript part of :meth:`Dashboard.to_html` and for last frames.
+
+    >>> box = W.VBox([W.HTML("<b>hi</b>"), W.Button(description="x"), W.Label("a<b")])
+    >>> static_html(box)
+    "<div style='display:flex;flex-direction:column;gap:6px'><div><b>hi</b></div><div>a&lt;b</div></div>"
+    """  # noqa: E501
+    if getattr(widget.layout, "display", None) == "none":
+        return ""
+    if isinstance(widget, (W.HTML, W.HTMLMath)):
+        return f"<div>{widget.value}</div>"
+    if isinstance(widget, W.Label):
+        return f"<div>{html.escape(widget.value)}</div>"
+    if isinstance(widget, W.Image):
+        if not widget.value:
+            return ""
+        data = base64.b64encode(widget.value).decode("ascii")
+        # at its own pixel size (a flex column would stretch it: its type would grow with it)
+        try:
+            width = f"width:{png_size(bytes(widget.value))[0]}px;"
+        except ValueError:
+            width = ""
+        return (
+            f"<img style='{width}max-width:100%;height:auto;align-self:flex-start' "
+            f"src='data:image/{widget.format};base64,{data}'>"
+        )
+    if isinstance(widget, W.Box):
+        direction = "row;flex-wrap:wrap" if isinstance(widget, W.HBox) else "column"
+        inner = "".join(static_html(child) for child in widget.children)
+        if not inner:
+            return ""
+        return f"<div style='display:flex;flex-direction:{direction};gap:6px'>{inner}</div>"
+    return ""

@@ -26,8 +26,8 @@ import ipywidgets as W
 
 from ..remote import RemoteScheduler, attach
 from ..remote.link import Link
-from .dashboard import Dashboard, static_html
-from .lastframe import ShownOutputs
+from .dashboard import Dashboard
+from .lastframe import ShownOutputs, static_html
 
 if TYPE_CHECKING:
     from ..core.scheduler import Scheduler
