@@ -225,13 +225,21 @@ def run_lab(
 
 
 def stop_kernels(url: str) -> None:
-    """Shut every kernel of the JupyterLab server down (REST, no token)."""
+    """Shut every kernel of the JupyterLab server down (REST, no token; the _xsrf cookie)."""
+    import http.cookiejar
+
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
     try:
-        with urllib.request.urlopen(url + "/api/kernels", timeout=10) as answer:
+        opener.open(url + "/lab", timeout=30).read()  # sets the _xsrf cookie
+        xsrf = next((c.value for c in jar if c.name == "_xsrf"), "")
+        with opener.open(url + "/api/kernels", timeout=10) as answer:
             kernels = json.load(answer)
         for kernel in kernels:
-            request = urllib.request.Request(f"{url}/api/kernels/{kernel['id']}", method="DELETE")
-            urllib.request.urlopen(request, timeout=10).read()
+            request = urllib.request.Request(
+                f"{url}/api/kernels/{kernel['id']}", method="DELETE", headers={"X-XSRFToken": xsrf}
+            )
+            opener.open(request, timeout=30).read()
     except OSError as exc:
         print(f"  (could not stop the kernels: {exc})", file=sys.stderr)
 
