@@ -45,6 +45,8 @@ from .scene import LogSource
 _LOG = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ..core.scheduler import Scheduler
 
 __all__ = ["DEFAULT_PANELS", "PANELS", "Dashboard", "static_html"]
@@ -113,6 +115,11 @@ class Dashboard:
             timeline's canvas and the pictures alike: for a class). The
             **projector** toggle in the page switches it too
             (:meth:`set_scale`).
+        refresh_loop: the event loop the refresher draws its rounds on
+            (:class:`~tempsched_lab.widgets.Refresher`'s ``loop``): ``"auto"``, the
+            loop running in this thread (a notebook cell's, if any), with the
+            refresher's thread drawing the rounds while a cell keeps it busy;
+            ``None``, the refresher's thread draws every round.
 
     Clicking a task in the interactive timeline filters the log panel to that
     task's rows (its whole history); clicking it again clears the filter.
@@ -159,6 +166,7 @@ class Dashboard:
         options: dict[str, dict[str, Any]] | None = None,
         teaching: bool = False,
         scale: str | None = None,
+        refresh_loop: asyncio.AbstractEventLoop | str | None = "auto",
     ) -> None:
         names = mirror_panels(scheduler, self._panel_names(panels, teaching), panels is not None)
         if on_page_close not in _PAGE_CLOSE:
@@ -205,6 +213,7 @@ class Dashboard:
             watch=self.watch,
             on_page_gone=self._page_gone if on_page_close == "shutdown" else None,
             on_replaced=self.close,
+            loop=refresh_loop,
         )
         for panel in self.panels.values():
             panel.on_change(self.refresher.poke)
