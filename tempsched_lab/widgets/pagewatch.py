@@ -14,6 +14,14 @@ handler, not from a timer, so background tabs (whose timers browsers throttle
 to once a minute) still answer. No pong for ``timeout`` seconds after at least
 one pong means no page shows the widget any more.
 
+A kernel hears a pong only between cells: while a cell runs (Run All's later
+cells, a long computation) the page's answers wait in the kernel's queue. So
+the silence is counted only while the kernel is idle: a cell that runs is not
+a gone page, and after it the page has ``timeout`` seconds again (the
+IPython events ``pre_run_cell`` and ``post_run_cell``). Before this, two 3 s
+cells after a dashboard in Voila, whose dashboards shut down with their page,
+stopped the scheduler of a page that was still open.
+
 >>> watch = PageWatch(timeout=5.0, clock=lambda: 0.0)
 >>> watch.state()
 'waiting'
@@ -21,6 +29,7 @@ one pong means no page shows the widget any more.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -78,6 +87,7 @@ class PageWatch:
         every: float = 1.0,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        events: Any = "auto",
     ) -> None:
         if not every > 0:
             raise ValueError(f"every={every!r}: expected a positive number of seconds")
@@ -101,6 +111,22 @@ class PageWatch:
         self.pongs = 0
         self.last_pong: float | None = None
         self._last_ping: float | None = None
+        # the kernel's cells: silence while one runs says nothing about the page
+        self.cell_running = False
+        self._idle_since: float | None = None  # when the last cell ended
+        self._events = _ipython_events() if events == "auto" else events
+        if self._events is not None:
+            self._events.register("pre_run_cell", self._cell_started)
+            self._events.register("post_run_cell", self._cell_ended)
+
+    def _cell_started(self, *_info: Any) -> None:
+        with self._lock:
+            self.cell_running = True
+
+    def _cell_ended(self, *_result: Any) -> None:
+        with self._lock:
+            self.cell_running = False
+            self._idle_since = self.clock()
 
     def _on_value(self, _change: Any) -> None:
         self.pong()
@@ -129,16 +155,52 @@ class PageWatch:
         return True
 
     def state(self) -> PageState:
-        """``"waiting"`` (no pong yet), ``"alive"``, or ``"gone"`` (no pong for ``timeout``)."""
+        """``"waiting"`` (no pong yet), ``"alive"``, or ``"gone"`` (no pong for ``timeout``
+        while the kernel could hear one: not while a cell runs, nor ``timeout`` after it).
+
+        >>> fake = [0.0]
+        >>> watch = PageWatch(every=1.0, timeout=5.0, clock=lambda: fake[0], events=None)
+        >>> watch.pong(); watch._cell_started()
+        >>> fake[0] = 60.0          # a cell ran a minute: the pongs wait in the kernel's queue
+        >>> watch.state()
+        'alive'
+        >>> watch._cell_ended(); fake[0] = 64.0
+        >>> watch.state()           # 4 s after the cell: the page's answers can come now
+        'alive'
+        >>> fake[0] = 66.0
+        >>> watch.state()
+        'gone'
+        """
         with self._lock:
-            last = self.last_pong
+            last, running, idle = self.last_pong, self.cell_running, self._idle_since
         if last is None:
             return "waiting"
-        return "gone" if self.clock() - last > self.timeout else "alive"
+        if running:
+            return "alive"
+        heard_from = last if idle is None else max(last, idle)
+        return "gone" if self.clock() - heard_from > self.timeout else "alive"
 
     def close(self) -> None:
-        """Close the widget (no more pings reach a page)."""
+        """Close the widget (no more pings reach a page) and stop following the cells."""
+        if self._events is not None:
+            for name, callback in (
+                ("pre_run_cell", self._cell_started),
+                ("post_run_cell", self._cell_ended),
+            ):
+                with contextlib.suppress(ValueError):  # not registered any more
+                    self._events.unregister(name, callback)
+            self._events = None
         self.widget.close()
 
     def __repr__(self) -> str:
         return f"<PageWatch {self.state()}: {self.pings} pings, {self.pongs} pongs>"
+
+
+def _ipython_events() -> Any:
+    """The running IPython's event manager (a kernel's), or ``None`` outside IPython."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - ipywidgets depends on IPython
+        return None
+    shell = get_ipython()
+    return None if shell is None else shell.events
