@@ -82,9 +82,8 @@ class Runner:
 
     def __init__(self, host: RunHost) -> None:
         self._host = host
-        #: coroutine runs in flight on an event loop: their future -> (task, due, start, loop)
-        # each run awaiting on a loop: its task, due, start, loop and (wrapper, the action's
-        # awaitable), closed if the loop closes before they end
+        #: coroutine runs in flight on an event loop: their future -> (task, due, start, loop,
+        #: (the wrapper, the action's awaitable)); the two are closed if the loop closes first
         self._awaiting: dict[
             Any, tuple[Task, float, float, asyncio.AbstractEventLoop, tuple[Any, Any]]
         ] = {}
