@@ -5,6 +5,7 @@ says so, never mirrored silently (issue 41, finding 11)."""
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 from pathlib import Path
 
@@ -62,7 +63,11 @@ def test_a_foreign_segment_that_appears_while_followed_fails_the_link_naming_it(
     (a / segment_name(3)).unlink()
     mirror = attach_dir(a, follow=True, poll=0.02)
     assert mirror.applied == 40 and mirror.link.state == "live"
-    shutil.copy(b / segment_name(3), a / segment_name(3))  # another log's next segment
+    # another log's next segment, arriving the way segments do (written aside, then renamed
+    # in): a plain copy is seen half-written by the 20 ms poll, and fails as "not a Parquet file"
+    incoming = a / f".{segment_name(3)}.incoming"
+    shutil.copy(b / segment_name(3), incoming)
+    os.replace(incoming, a / segment_name(3))
     until(lambda: mirror.closed)
     link = mirror.link
     assert link.state == "failed", link
