@@ -416,3 +416,30 @@ def test_readers_of_the_open_chunk_see_whole_rows_while_it_grows_without_the_loc
     total = s.log.next_seq
     assert total >= 3 * chunk and len(s.log._chunks) == total // chunk
     assert s.log.rows(total - 1)[0]["args"] == f"({total - 1},)"
+
+
+def test_held_stores_give_every_row_asked_for_where_it_is_held() -> None:
+    from tempsched_lab.log.columns import Compact
+    from tempsched_lab.log.compactor import wait_compacted
+    from tempsched_lab.log.rows import FlatRows
+
+    s = Scheduler(VirtualClock(start=1e9))
+    chunk = s.log.writer.room
+    for i in range(2 * chunk + 100):
+        s.schedule(print, at=1.5e9 + i, args=(i,))
+    kinds = bytes(s.log.held_columns().columns["kind"].tolist())
+    for settled in (False, True):  # while the compactor may be at work, then after it
+        if settled:
+            assert wait_compacted(30)
+        for start, stop in [(0, None), (5, 7), (chunk - 3, chunk + 3), (2 * chunk + 99, None)]:
+            held = s.log.held_stores(start, stop)
+            end = held.next_seq if stop is None else stop
+            assert (held.first_seq, held.next_seq) == (0, 2 * chunk + 100)
+            assert held.rows == end - start
+            got = b"".join(bytes(store.kinds[a:b]) for store, a, b in held.parts)
+            assert got == kinds[start:end]
+        stores = [type(store) for store, _, _ in s.log.held_stores().parts]
+        assert stores[-1] is FlatRows  # the open chunk
+        if settled:
+            assert stores == [Compact, Compact, FlatRows]
+    assert s.log.held_stores(10**9).rows == 0  # beyond the end: nothing, not an error

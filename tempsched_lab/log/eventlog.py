@@ -48,6 +48,7 @@ __all__ = [
     "EventLog",
     "HeldColumns",
     "HeldRows",
+    "HeldStores",
     "LogWriter",
     "Subscription",
     "read_log",
@@ -104,6 +105,23 @@ class HeldColumns(NamedTuple):
     #: the rows asked for that memory held, as the frame's columns before typing: numpy
     #: arrays of each column's store (kind as its code; missing as the store's sentinel)
     columns: Columns
+
+
+class HeldStores(NamedTuple):
+    """What :meth:`EventLog.held_stores` read in one step."""
+
+    #: the oldest ``seq`` memory held then (rows before it: on disk, or dropped)
+    first_seq: int
+    #: the ``seq`` the next row was to get (rows from it on did not exist yet)
+    next_seq: int
+    #: ``(store, a, b)``, oldest first: the rows at positions ``a:b`` of ``store``, a
+    #: compacted chunk's arrays or a chunk's flat lists, as they were held (never copied)
+    parts: list[tuple[Compact | FlatRows, int, int]]
+
+    @property
+    def rows(self) -> int:
+        """How many rows the parts hold together."""
+        return sum(b - a for _, a, b in self.parts)
 
 
 class LogWriter:
@@ -185,6 +203,15 @@ class _Chunk:
             self.compact = compact  # set before dropping the rows: readers see one of them
             self.rows = None
         return compact
+
+    def store(self) -> Compact | FlatRows:
+        """The rows as they are now, converting nothing: the flat lists, or the arrays.
+
+        ``rows`` is read first: the compactor sets ``compact`` before it drops ``rows``,
+        so a chunk found without rows has its arrays (see :meth:`compacted`).
+        """
+        rows = self.rows
+        return rows if rows is not None else self.compact  # type: ignore[return-value]
 
     def tuples(self, lo: int, hi: int) -> list[Row]:
         """Rows ``lo:hi`` (positions in the chunk) as tuples."""
@@ -785,6 +812,34 @@ class EventLog:
         """
         lowest, view = self._view(start, stop, held=False)
         return HeldColumns(lowest, view.end, self._columns_of(view, names))
+
+    def held_stores(self, start: int = 0, stop: int | None = None) -> HeldStores:
+        """:meth:`held_rows` as the log holds them, converting nothing: for a reader that
+        counts rows by kind where they are (``GET /v1/metrics``, 14-48 instructions a row
+        against ~490 to compact one). A chunk the compactor has not reached, and the open
+        chunk, come as their flat lists (:class:`~tempsched_lab.log.rows.FlatRows`), a
+        compacted one as its arrays (:class:`~tempsched_lab.log.columns.Compact`); rows
+        the recorder appends later are not in them (the open chunk's rows up to the
+        view's end never change).
+
+        >>> from tempsched_lab import Scheduler, VirtualClock
+        >>> s = Scheduler(VirtualClock())
+        >>> _ = s.schedule(print, delay=1.0)
+        >>> held = s.log.held_stores()
+        >>> held.first_seq, held.next_seq, held.rows, [(a, b) for _, a, b in held.parts]
+        (0, 1, 1, [(0, 1)])
+        """
+        lowest, view = self._view(start, stop, held=False)
+        lo, hi = view.lo, view.hi
+        parts: list[tuple[Compact | FlatRows, int, int]] = []
+        for chunk in view.chunks:
+            first, store = chunk.first, chunk.store()
+            n = len(store.kinds)
+            if first + n > lo and first < hi:
+                parts.append((store, max(0, lo - first), min(n, hi - first)))
+        if hi > view.tail_first:
+            parts.append((view.tail, max(0, lo - view.tail_first), hi - view.tail_first))
+        return HeldStores(lowest, view.end, parts)
 
     def _parts(self, start: int | None, stop: int | None, *, held: bool = False) -> _View:
         """A consistent view: chunks, tail rows, the tail's first seq, seq ``lo:hi`` to read,

@@ -129,18 +129,18 @@ class LogCounts:
             while counted < most and (not counted or time.monotonic() < deadline):
                 if self.cursor >= reader.next_seq:
                     break
-                # the log's chunks as they are (``held_columns`` would convert them): the
-                # view readers of the log take (``EventLog._view``, one step under its lock)
-                lowest, view = log._view(
-                    self.cursor, self.cursor + min(most - counted, WINDOW), held=False
-                )
-                if lowest <= self.cursor:
-                    n = self._count_view(view)
+                # the log's rows where they are (``held_columns`` would convert them)
+                held = log.held_stores(self.cursor, self.cursor + min(most - counted, WINDOW))
+                if held.first_seq <= self.cursor:
+                    for store, a, b in held.parts:
+                        self._count_store(store, a, b)
+                    n = held.rows
                     if not n:
                         break
                     counted += n
                     self.cursor += n
                     continue
+                lowest = held.first_seq
                 batch = reader.read(self.cursor, most=min(most - counted, lowest - self.cursor))
                 if batch.gap is not None:
                     self.gap_rows += batch.gap.last - self.cursor + 1
@@ -153,23 +153,6 @@ class LogCounts:
                 self.cursor = batch.rows[-1]["seq"] + 1
             self.next_seq = max(self.next_seq, reader.next_seq)  # (>= the cursor)
             return counted
-
-    def _count_view(self, view: Any) -> int:
-        """Count the rows ``view.lo:view.hi`` of a view of the log's memory
-        (``EventLog._view``): each chunk's and the open chunk's share where it is."""
-        lo, hi = view.lo, view.hi
-        for chunk in view.chunks:
-            # ``rows`` first: the compactor sets ``compact`` before it drops ``rows``, so a
-            # chunk without rows has its arrays (eventlog._Chunk.compacted)
-            rows = chunk.rows
-            store = rows if rows is not None else chunk.compact
-            first, n = chunk.first, len(store.kinds)
-            if first + n <= lo or first >= hi:
-                continue
-            self._count_store(store, max(0, lo - first), min(n, hi - first))
-        if hi > view.tail_first:
-            self._count_store(view.tail, max(0, lo - view.tail_first), hi - view.tail_first)
-        return int(hi - lo)
 
     def _count_store(self, store: Compact | FlatRows, a: int, b: int) -> None:
         """Count rows ``a:b`` (positions) of a chunk, compacted or in flat lists, from each
