@@ -363,6 +363,9 @@ def test_a_saved_notebook_reopened_without_a_kernel_shows_the_last_frame(browser
         ]
         assert len(frames) == 1, [c.get("outputs") for c in notebook["cells"]]
         assert "application/vnd.jupyter.widget-view+json" not in frames[0]["data"]
+        # the canvas timeline, which no static page draws, is in it as a picture of the run
+        saved_html = "".join(frames[0]["data"]["text/html"])
+        assert "the whole run" in saved_html and "data:image/png;base64," in saved_html
         # the same file with no kernel named in it: JupyterLab asks, the reader picks No Kernel
         notebook["metadata"].pop("kernelspec", None)
         notebook["metadata"].pop("language_info", None)
@@ -382,6 +385,14 @@ def test_a_saved_notebook_reopened_without_a_kernel_shows_the_last_frame(browser
         output = again.locator(".jp-OutputArea-output", has=again.locator(".tsl-lastframe"))
         output = output.first.inner_text()
         assert "Loading widget" not in output and "model not found" not in output
+        pictures = again.locator(".tsl-lastframe img")
+        assert pictures.count() >= 2  # the timeline's and the decision tree's, at least
+        drawn = pictures.evaluate_all("els => els.map(e => e.complete && e.naturalWidth > 0)")
+        assert all(drawn), drawn
+        vk.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        again.locator(".tsl-lastframe").first.screenshot(
+            path=str(vk.ARTIFACTS / "lab-reopened-frame.png")
+        )
         assert not page.blocked and not again.blocked, (page.blocked, again.blocked)
     finally:
         server.close()

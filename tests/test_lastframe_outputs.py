@@ -11,6 +11,7 @@ JupyterLab with no kernel.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,40 @@ def test_closing_a_dashboard_turns_its_outputs_into_its_last_frame() -> None:
     assert "This view was closed" in bundle["text/html"] and "sms" in bundle["text/html"]
     assert bundle["text/plain"].startswith("<closed: ")
     s.shutdown()
+
+
+def test_a_shown_dashboards_last_frame_pictures_its_canvas_timeline() -> None:
+    dashboards = []
+    for name in ("shown", "quiet"):
+        s = Scheduler(VirtualClock(), name=name)
+        s.schedule(lambda: None, at=2.0, label="sms")
+        s.clock.advance(3.0)
+        panels = ("queue", "timeline")
+        dashboards.append(Dashboard(s, panels=panels, autostart=False, on_page_close="ignore"))
+    shown_dash, quiet_dash = dashboards
+    shown = Handle()
+    shown_dash.outputs._handles.append(shown)
+    for dash in dashboards:
+        dash.scheduler.clock.advance(2.0)  # the scheduler moved on since the last round
+        live = dash.panels["timeline"].live
+        live._on_msg(live, {"type": "hello", "token": "t"}, [])  # a page drew the canvas: no PNG
+        dash.refresh()
+        assert not dash.panels["timeline"].image.value
+        dash.scheduler.clock.advance(2.0)
+        dash.close()
+        dash.scheduler.shutdown()
+    [(bundle, _)] = shown.sent
+    page = bundle["text/html"]
+    # one moment: the frame is of the moment it was closed at, not of the last round before
+    text = re.sub(r"<[^>]+>", "", page)
+    assert "last frame, at t = 7.000 s," in text and "now 7.000 s" in text, text[:400]
+    assert "5.000 s" not in text  # the last round before the close
+    # the canvas, which no static page draws, as a picture of the whole run
+    assert "<img" in page and "data:image/png;base64," in page and "the whole run" in page
+    assert "<img" in shown_dash.widget.children[0].value  # and in the box a live page still shows
+    # never shown in an output: the frame is made without the picture (no matplotlib spent)
+    assert "<img" not in quiet_dash.widget.children[0].value
+    assert "This view was closed" in quiet_dash.widget.children[0].value
 
 
 def test_closing_a_fleet_view_leaves_its_banner_and_timeline_in_its_outputs(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -364,18 +365,21 @@ class Dashboard:
             return
         self.closed = True
         off_page(self)
+        self.refresher.stop()  # no round of its own any more: the frame is taken in peace
+        snapshot = self._last_frame()
         self.refresher.close()
-        snapshot = static_html(self.widget)
-        try:
-            closed_at = self.scheduler.time_scale.at(self.scheduler.clock.now())
+        try:  # one moment per frame: the one its panels show
+            scene = self.refresher.scene
+            now = self.scheduler.clock.now() if scene is None else scene.now
+            moment = self.scheduler.time_scale.at(now)
         except Exception:  # a closed mirror's clock: the frame says when without a time
-            closed_at = ""
+            moment = ""
         old = list(self._containers())
-        leave_last_frame(self.widget, snapshot, closed_at=closed_at)
+        leave_last_frame(self.widget, snapshot, moment=moment)
         # the outputs it was shown in hold the frame itself (a saved notebook shows it
         # without a kernel)
         about = self.title or _describe(self.scheduler)
-        self.outputs.freeze(last_frame_html(snapshot, closed_at=closed_at), f"<closed: {about}>")
+        self.outputs.freeze(last_frame_html(snapshot, moment=moment), f"<closed: {about}>")
         if self.banner is not None:
             self.banner.close()
         for panel in self.panels.values():
@@ -390,6 +394,44 @@ class Dashboard:
                 callback()
             except Exception as exc:  # one failing callback must not keep the others from running
                 _LOG.warning("Dashboard.on_close callback %r failed: %s", callback, exc)
+
+    def _last_frame(self) -> str:
+        """The HTML of what the dashboard shows now, for its last frame.
+
+        Shown in a notebook output, it is the static export's (:meth:`to_html`) of this
+        moment: the panels refreshed once more if the scheduler moved on since their last
+        round, and the canvas timeline, which no static page can draw, as a picture of the
+        whole run (~0.1-0.3 s of matplotlib, spent only for a dashboard that was shown).
+        Never raises: closing must finish, so a failure leaves the frame as it was.
+        """
+        if not len(self.outputs):
+            return static_html(self.widget)
+        try:
+            if not self._up_to_date():  # the frame shows the moment it was closed at
+                self.refresh()
+            with self._export_view() as view:
+                return static_html(view)
+        except Exception as exc:
+            _LOG.warning("the last frame is left without its pictures: %s", exc)
+            return static_html(self.widget)
+
+    @contextlib.contextmanager
+    def _export_view(self) -> Iterator[W.Box]:
+        """The dashboard as a static export shows it: the panels' export widgets (a
+        picture for the canvas timeline) in the dashboard's layout; the widgets made for it
+        are closed afterwards."""
+        scene = self.refresher.scene or self.source.scene()
+        made: list[W.Widget] = []
+        exported = {n: panel.export_widget(scene, made) for n, panel in self.panels.items()}
+        view = self._layout(exported) if made else self.widget
+        try:
+            yield view
+        finally:
+            if view is not self.widget:
+                kept = {id(self.header)} | {id(w) for w in exported.values() if w not in made}
+                rows = [w for w in view.children if id(w) not in kept]  # the rows _layout made
+                for widget in [*made, *rows, view]:
+                    widget.close()
 
     def _containers(self) -> list[W.Widget]:
         out: list[W.Widget] = [self.header]
@@ -473,16 +515,11 @@ class Dashboard:
             self.refresh()
         path = Path(path)
         page_title = title or "tempsched_lab dashboard"
-        # panels that show something else live (the canvas timeline) export a picture instead;
-        # the widgets made for the export are closed after it
-        scene = self.refresher.scene or self.source.scene()
-        made: list[W.Widget] = []
-        exported = {n: panel.export_widget(scene, made) for n, panel in self.panels.items()}
-        view = self._layout(exported) if made else self.widget
-        view.add_class("tsl-dashboard")
-        if self.type_scale == PROJECTOR:
-            view.add_class(PROJECTOR_CLASS)
-        try:
+        # panels that show something else live (the canvas timeline) export a picture instead
+        with self._export_view() as view:
+            view.add_class("tsl-dashboard")
+            if self.type_scale == PROJECTOR:
+                view.add_class(PROJECTOR_CLASS)
             fallback = static_html(view)
             if not widgets:
                 page = _STATIC_PAGE.replace("@TITLE@", html.escape(page_title))
@@ -497,12 +534,6 @@ class Dashboard:
                 state=dependency_state([view], drop_defaults=True),
                 requirejs=False,
             )
-        finally:
-            if view is not self.widget:
-                kept = {id(self.header)} | {id(w) for w in exported.values() if w not in made}
-                rows = [w for w in view.children if id(w) not in kept]  # the rows _layout made
-                for widget in [*made, *rows, view]:
-                    widget.close()
         return path
 
     def _up_to_date(self) -> bool:

@@ -19,12 +19,12 @@ update wherever it comes from: a later cell, a button's handler, a thread.
 
 >>> import ipywidgets as W
 >>> root = W.VBox([W.HTML("<b>12 rows</b>"), W.Button(description="pause")])
->>> frame = leave_last_frame(root, "<b>12 rows</b>", closed_at="4.2 s")
+>>> frame = leave_last_frame(root, "<b>12 rows</b>", moment="4.2 s")
 >>> [type(child).__name__ for child in root.children]
 ['HTML']
 >>> "tsl-lastframe" in frame._dom_classes, "12 rows" in frame.value, "4.2 s" in frame.value
 (True, True, True)
->>> leave_last_frame(root, "", closed_at="")
+>>> leave_last_frame(root, "", moment="")
 Traceback (most recent call last):
 ...
 ValueError: root=VBox(...): already shows its last frame
@@ -56,23 +56,24 @@ _LOG = logging.getLogger(__name__)
 LASTFRAME_CLASS = "tsl-lastframe"
 
 
-def last_frame_html(snapshot: str, *, closed_at: str = "") -> str:
-    """The frame's HTML: a short note, then ``snapshot`` (HTML) as it was.
+def last_frame_html(snapshot: str, *, moment: str = "") -> str:
+    """The frame's HTML: a short note (with the ``moment`` the frame shows), then
+    ``snapshot`` (HTML) as it was.
 
-    >>> "closed at 3 s" in last_frame_html("<p>x</p>", closed_at="3 s")
+    >>> "Its last frame, at 3 s," in last_frame_html("<p>x</p>", moment="3 s")
     True
     """
-    when = f" at {html.escape(closed_at)}" if closed_at else ""
+    when = f", at {html.escape(moment)}," if moment else ""
     note = (
         "<div class='tsl-lastframe-note' style='color:var(--tsl-muted,#595959);"
-        f"font-style:italic;margin:2px 0 4px'>This view was closed{when}: its last frame, "
+        f"font-style:italic;margin:2px 0 4px'>This view was closed. Its last frame{when} "
         "as it was (nothing here updates any more).</div>"
     )
     body = snapshot or "<div>(the view showed nothing yet)</div>"
     return f"{note}{body}"
 
 
-def leave_last_frame(root: W.Box, snapshot: str, *, closed_at: str = "") -> W.HTML:
+def leave_last_frame(root: W.Box, snapshot: str, *, moment: str = "") -> W.HTML:
     """Replace ``root``'s children by one HTML widget showing ``snapshot``; return that widget.
 
     The caller closes the old children (they are no longer shown). Raises
@@ -81,7 +82,7 @@ def leave_last_frame(root: W.Box, snapshot: str, *, closed_at: str = "") -> W.HT
     kids = root.children
     if len(kids) == 1 and LASTFRAME_CLASS in getattr(kids[0], "_dom_classes", ()):
         raise ValueError(f"root={type(root).__name__}(...): already shows its last frame")
-    frame = W.HTML(last_frame_html(snapshot, closed_at=closed_at))
+    frame = W.HTML(last_frame_html(snapshot, moment=moment))
     frame.add_class(LASTFRAME_CLASS)
     root.children = (frame,)
     return frame
@@ -103,6 +104,10 @@ class ShownOutputs:
     def __init__(self) -> None:
         self._handles: list[Any] = []  # IPython DisplayHandle, one per display
         self._lock = threading.Lock()  # show() in a cell, freeze() from a button or a thread
+
+    def __len__(self) -> int:
+        """How many outputs show the view now (0: never shown, or already frozen)."""
+        return len(self._handles)
 
     def show(self, widget: W.Widget) -> None:
         """Display ``widget`` in the current output, remembering its display id."""
