@@ -181,6 +181,13 @@ def analyse(updates: list[list[float]], dump: dict[str, Any]) -> dict[str, Any]:
             "delay_p95_ms": round(quantile(delays, 0.95), 1) if delays else None,
             "delay_max_ms": round(max(delays), 1) if delays else None,
         }
+        if name == "idle" and delays:
+            # where the idle phase's slowest row was logged: how long before the next stretch
+            # that blocked the loop (a round posted as a stretch starts waits out the
+            # driver's patience before the thread draws it)
+            worst = max((s for s in rows if s in shown), key=lambda s: shown[s] - wall[s])
+            after = [a - wall[worst] for a, _, _ in stretches if a >= wall[worst]]
+            out[name]["max_row_before_busy_ms"] = round(min(after), 1) if after else None
     out["updates"] = len(updates)
     out["gaps"] = sum(1 for u in updates if u[2] - u[1] + 1 != u[3])  # non-contiguous tables
     out["busy_stretches"] = [round((b - a) / 1000, 2) for a, b, _ in stretches]
