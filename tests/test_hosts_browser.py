@@ -79,6 +79,10 @@ PICTURES_JS = """() => [...document.querySelectorAll(
     '.jp-OutputArea-output .tsl-panel .widget-image')]
   .filter(i => i.offsetParent).map(i => getComputedStyle(i).backgroundColor)"""
 
+FRAME_PICTURES_JS = """() => [...document.querySelectorAll(
+    '.jp-OutputArea-output .tsl-lastframe img')]
+  .filter(i => i.offsetParent).map(i => getComputedStyle(i).backgroundColor)"""
+
 BROKEN = ("Error displaying widget", "model not found", "Unsupported mimetype", "Traceback")
 
 
@@ -210,6 +214,10 @@ def test_run_all_leaves_the_dashboard_live_and_every_text_readable(browser, tmp_
         assert stopped["frames"] == 1 and stopped["dashboards"] == 0, stopped
         frame = page.locator(".jp-OutputArea-output[data-mime-type='text/html'] .tsl-lastframe")
         assert "This view was closed" in frame.inner_text()
+        # the frame reads in the theme too, its pictures (the timeline's among them) on a card
+        _readable(page, f"{theme}, the last frame", samples=1)
+        frame_cards = page.evaluate(FRAME_PICTURES_JS)
+        assert len(frame_cards) >= 2 and set(frame_cards) == {"rgb(255, 255, 255)"}, frame_cards
         assert not page.blocked, page.blocked
     finally:
         server.close()

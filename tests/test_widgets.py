@@ -694,7 +694,7 @@ def test_an_export_shows_the_whole_run_and_a_stopped_scheduler_says_only_that(tm
     text = path.read_text()
     assert "the whole run, until the scheduler shut down" in text
     assert "30 s window" not in text
-    widths = [int(w) for w in re.findall(r"<img style='width:(\d+)px", text)]
+    widths = [int(w) for w in re.findall(r"<img class='tsl-picture' style='width:(\d+)px", text)]
     assert 1300 in widths  # the whole-run timeline, wide enough for the plot and its legend
     dash.close()
 

@@ -165,9 +165,9 @@ def static_html(widget: W.Widget) -> str:
             width = f"width:{png_size(bytes(widget.value))[0]}px;"
         except ValueError:
             width = ""
-        return (
-            f"<img style='{width}max-width:100%;height:auto;align-self:flex-start' "
-            f"src='data:image/{widget.format};base64,{data}'>"
+        return (  # (tsl-picture: the light card a picture sits on in a dark theme)
+            f"<img class='tsl-picture' style='{width}max-width:100%;height:auto;"
+            f"align-self:flex-start' src='data:image/{widget.format};base64,{data}'>"
         )
     if isinstance(widget, W.Box):
         direction = "row;flex-wrap:wrap" if isinstance(widget, W.HBox) else "column"
