@@ -122,11 +122,19 @@ def test_dashboard_is_live_readable_and_speaks_one_time_language(browser, dashbo
     # two columns on a wide page
     controls = page.locator(".tsl-controls").bounding_box()
     queue_box = page.locator(".tsl-queue").bounding_box()
-    tree, log = page.locator(".tsl-tree").bounding_box(), page.locator(".tsl-log").bounding_box()
     assert abs(controls["y"] - queue_box["y"]) < 2 and queue_box["x"] > controls["x"] + 300
-    # the log asks for 700 px (rows on one line): at 1280 px it goes under the tree, full width
-    board = page.locator(".tsl-dashboard").bounding_box()
-    assert log["y"] >= tree["y"] + tree["height"] - 2 and log["width"] >= 0.9 * board["width"]
+    # the log asks for 700 px (rows on one line): at 1280 px it goes under the tree, full width;
+    # the boxes are read in one look (a live page reflows as its pictures change: boxes read one
+    # call apart once disagreed), waited for while a new picture settles
+    under = """() => { const box = s => document.querySelector(s).getBoundingClientRect();
+        const tree = box('.tsl-tree'), log = box('.tsl-log'), board = box('.tsl-dashboard');
+        return {under: log.top >= tree.bottom - 2 && log.width >= 0.9 * board.width,
+                tree: [tree.top, tree.bottom], log: [log.top, log.width], board: board.width}; }"""
+    try:
+        page.wait_for_function(f"() => ({under})().under", timeout=10_000)
+    except Exception as exc:
+        where = page.evaluate(under)
+        raise AssertionError(f"the log is not under the tree, full width: {where}") from exc
     page.locator(".tsl-dashboard").screenshot(path=str(vk.ARTIFACTS / "dashboard-05-1280.png"))
     vk.check_clean(page)
     page.context.close()
