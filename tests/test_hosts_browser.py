@@ -169,8 +169,7 @@ def _wait_all_ran(page, seconds: float = 180, *, rerun: bool = True) -> None:
         if prompts and all(ran.match(p) for p in prompts):
             return
         stopped = (
-            "[*]:" not in prompts
-            and "[*]" not in prompts
+            not any(p.startswith("[*]") for p in prompts)  # no cell running or queued
             and not page.evaluate(ERRORS_JS)
             and page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count() > 0
         )
