@@ -149,7 +149,7 @@ def _requests(s, base, out):
         cases.append(s.schedule_decision(note, at=base + off, args=(name,)).case)
     cases.append(s.schedule_decision(note, at=base + 0.06, args=("c",)).case)  # duplicate
     # catch_up: a run late by more than a period (a loaded machine) still runs every slot
-    # of the grid, in due order, so the order below does not depend on the machine's speed.
+    # of the grid, in due order.
     tid = s.schedule(periodic, at=base + 0.01, period=0.02, args=("p",), misfire="catch_up")
     cases.append(s.schedule_decision(note, at=base + 0.03, args=("d",)).case)
     return cases
@@ -173,10 +173,20 @@ def test_the_order_of_runs_is_the_thread_clocks_for_the_same_requests():
 
     s, loop_cases = run(main)
     loop_starts = starts(s.log.to_frame())
-    assert loop_out == thread_out == ["p", "a", "a2", "d", "p", "b", "b2", "p", "c"]
+    loop_dues = (loop_starts["due"] - loop_starts["due"].min()).round(6).tolist()
+    # On time, both run p a a2 d p b b2 p c. The periodic task is re-armed only after its run,
+    # so a run late by more than a period (a loaded CI) lets one-shots due meanwhile go first:
+    # its place among them may differ, never the one-shots' order nor what ran when due.
+    for out in (thread_out, loop_out):
+        assert [name for name in out if name != "p"] == ["a", "a2", "d", "b", "b2", "c"], out
+        assert out.count("p") == 3, out
     assert loop_cases == thread_cases
-    assert loop_starts["task_id"].tolist() == thread_starts["task_id"].tolist()
-    assert (loop_starts["due"] - loop_starts["due"].min()).round(6).tolist() == thread_dues
+    assert sorted(zip(loop_starts["task_id"], loop_dues, strict=True)) == sorted(
+        zip(thread_starts["task_id"], thread_dues, strict=True)
+    )
+    for runs in (thread_starts, loop_starts):  # the one-shots started in due order
+        one_shots = runs[runs["task_id"] != runs["task_id"].iloc[0]]
+        assert one_shots["due"].is_monotonic_increasing
     assert (loop_starts["lateness"] >= 0).all()
 
 
